@@ -1,0 +1,84 @@
+"""Kernel registry: op name -> the module that ports TFLM's kernel for it.
+
+The table is explicit (no scanning of globals). A module that does not exist yet simply means
+the op is unsupported; ``registration`` raises ``UnsupportedOpError`` for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from tinyarena.errors import UnsupportedOpError
+from tinyarena.kernels.base import Registration
+
+# op name -> module name under tinyarena.kernels
+MODULES: dict[str, str] = {
+    "ABS": "elementwise_unary",
+    "ADD": "add",
+    "ASSIGN_VARIABLE": "assign_variable",
+    "AVERAGE_POOL_2D": "pooling",
+    "CALL_ONCE": "call_once",
+    "CONCATENATION": "concatenation",
+    "CONV_2D": "conv_2d",
+    "CONV_3D": "conv_3d",
+    "DEPTHWISE_CONV_2D": "depthwise_conv_2d",
+    "DEQUANTIZE": "dequantize",
+    "EXPAND_DIMS": "expand_dims",
+    "FULLY_CONNECTED": "fully_connected",
+    "HARD_SWISH": "hard_swish",
+    "IF": "if_",
+    "LEAKY_RELU": "leaky_relu",
+    "LOGISTIC": "logistic",
+    "MAX_POOL_2D": "pooling",
+    "MEAN": "reduce",
+    "MUL": "mul",
+    "PAD": "pad",
+    "PADV2": "pad",
+    "QUANTIZE": "quantize",
+    "READ_VARIABLE": "read_variable",
+    "RELU": "activations",
+    "RELU6": "activations",
+    "RESHAPE": "reshape",
+    "SOFTMAX": "softmax",
+    "SQUEEZE": "squeeze",
+    "STRIDED_SLICE": "strided_slice",
+    "SUB": "sub",
+    "SUM": "reduce",
+    "SVDF": "svdf",
+    "TANH": "tanh",
+    "TRANSPOSE": "transpose",
+    "TRANSPOSE_CONV": "transpose_conv",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "unidirectional_sequence_lstm",
+    "VAR_HANDLE": "var_handle",
+    "WHILE": "while_",
+}
+
+
+def registration(op_name: str) -> Registration:
+    """The kernel for ``op_name``; raises UnsupportedOpError when tinyarena has none."""
+    module_name = MODULES.get(op_name)
+    if module_name is None:
+        raise UnsupportedOpError(f"no kernel for operator {op_name}", op_name=op_name)
+    try:
+        module = importlib.import_module(f"tinyarena.kernels.{module_name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"tinyarena.kernels.{module_name}":
+            raise
+        raise UnsupportedOpError(f"no kernel for operator {op_name} yet", op_name=op_name) from None
+    registrations = getattr(module, "REGISTRATIONS", None)
+    if registrations is not None:  # one module serving several ops (pooling, activations)
+        return registrations[op_name]
+    reg: Registration = module.REGISTRATION
+    return reg
+
+
+def supported_ops() -> list[str]:
+    """Op names whose kernel module exists."""
+    names = []
+    for name in sorted(MODULES):
+        try:
+            registration(name)
+        except UnsupportedOpError:
+            continue
+        names.append(name)
+    return names

@@ -1,0 +1,104 @@
+"""The contract between kernels and the layers that run them.
+
+A kernel is one module, ``kernels/<op>.py``, that ports one TFLM kernel: its allocation
+behaviour (what TFLM's Init and Prepare allocate, so that the emulated arena stays byte-exact)
+and its arithmetic (bit-exact with TFLM's reference kernels). The module ends with::
+
+    REGISTRATION = Registration("CONV_2D", init=init, prepare=prepare, eval=eval_,
+                                builtin_data="TfLiteConvParams")
+
+Lifecycle, as in TFLM's micro_context.h:
+
+* ``init(ctx, op)`` runs once per operator, for all operators of all subgraphs, before any
+  prepare. It may only call ``ctx.allocate_persistent`` (TFLM: the OpData allocation).
+* ``prepare(ctx, op)`` runs once per operator, in subgraph then operator order. It may allocate
+  temp tensors (``ctx.allocate_temp_tensor``, bookkeeping only: TFLM's AllocateTemp*Tensor),
+  persistent buffers, scratch buffers in the head (``ctx.request_scratch``) and Python-side
+  workspaces outside the arena (``ctx.request_workspace``). It returns the op's data (a frozen
+  dataclass: multipliers, shifts, scratch and workspace handles), which eval receives.
+* ``eval(ctx, op, data)`` runs at every invoke. It reads inputs and writes outputs through
+  ``ctx.tensor_data(i)`` (numpy views into the arena), and allocates nothing in the arena.
+
+``op`` is the ``tinyarena.model.types.Operator`` being run. ``ctx.target`` is the target
+profile (struct sizes per target, see ``arena.targets``); sizes that differ between targets are
+looked up by their C struct name, e.g. ``ctx.target.sizeof("OpDataConv")``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from tinyarena.model.types import Operator, Tensor
+
+
+class Target(Protocol):
+    name: str
+
+    def sizeof(self, struct: str) -> int: ...
+
+    def alignof(self, struct: str) -> int: ...
+
+
+class InitContext(Protocol):
+    target: Target
+
+    def allocate_persistent(self, nbytes: int) -> int:
+        """TFLM's AllocatePersistentBuffer (16-aligned, tail). Returns a handle."""
+        ...
+
+
+class PrepareContext(InitContext, Protocol):
+    def tensor(self, index: int) -> Tensor | None:
+        """The model tensor at ``index`` of the current subgraph; None for -1 (omitted input)."""
+        ...
+
+    def allocate_temp_tensor(self, index: int) -> None:
+        """Bookkeeping for TFLM's AllocateTempInput/Output/IntermediateTensor (temp section)."""
+        ...
+
+    def request_scratch(self, nbytes: int) -> int:
+        """TFLM's RequestScratchBufferInArena: a head buffer live only during this op."""
+        ...
+
+    def request_workspace(self, shape: tuple[int, ...], dtype: Any) -> int:
+        """A Python-side buffer outside the emulated arena, made once, reused every invoke."""
+        ...
+
+    def subgraph_count(self) -> int: ...
+
+
+class EvalContext(Protocol):
+    def tensor(self, index: int) -> Tensor | None: ...
+
+    def tensor_data(self, index: int) -> np.ndarray:
+        """The tensor's bytes in the arena as a numpy array of its shape and dtype."""
+        ...
+
+    def scratch(self, handle: int) -> np.ndarray:
+        """The scratch buffer's bytes in the arena (uint8, 1-D)."""
+        ...
+
+    def workspace(self, handle: int) -> np.ndarray: ...
+
+    def invoke_subgraph(self, index: int) -> None:
+        """Run another subgraph (IF, WHILE, CALL_ONCE)."""
+        ...
+
+
+InitFn = Callable[[InitContext, Operator], None]
+PrepareFn = Callable[[PrepareContext, Operator], Any]
+EvalFn = Callable[[EvalContext, Operator, Any], None]
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One kernel, as TFLM's TFLMRegistration, plus its parse-time builtin-data struct."""
+
+    name: str
+    init: InitFn | None = None
+    prepare: PrepareFn | None = None
+    eval: EvalFn | None = None
+    builtin_data: str | None = None  # C struct allocated when the op's options are parsed
