@@ -1,0 +1,109 @@
+"""Runs a model's operators through their kernels with plain numpy storage, no arena.
+
+Like TFLM's kernels/testing KernelRunner: it exercises a kernel's init, prepare and eval in
+isolation, so kernel arithmetic can be compared with the wheel before (and independently of)
+the interpreter and the arena emulation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from tinyarena.kernels import registration
+from tinyarena.model import read_model
+from tinyarena.model.types import NUMPY_DTYPES, Model, Operator, Subgraph, Tensor
+
+
+class _Target:
+    """Struct sizes for host-x64 come from the real profile when it exists."""
+
+    name = "host-x64"
+
+    def __init__(self) -> None:
+        try:
+            from tinyarena.arena.targets import get_target
+
+            self._real: Any = get_target("host-x64")
+        except Exception:  # the arena layer may not exist yet
+            self._real = None
+
+    def sizeof(self, struct: str) -> int:
+        return self._real.sizeof(struct) if self._real is not None else 16
+
+    def alignof(self, struct: str) -> int:
+        return self._real.alignof(struct) if self._real is not None else 16
+
+
+@dataclass
+class _Context:
+    model: Model
+    subgraph: Subgraph
+    arrays: dict[int, np.ndarray]
+    target: _Target = field(default_factory=_Target)
+    scratches: list[np.ndarray] = field(default_factory=list)
+    workspaces: list[np.ndarray] = field(default_factory=list)
+
+    def allocate_persistent(self, nbytes: int) -> int:
+        return 0
+
+    def tensor(self, index: int) -> Tensor | None:
+        return None if index < 0 else self.subgraph.tensors[index]
+
+    def allocate_temp_tensor(self, index: int) -> None:
+        pass
+
+    def request_scratch(self, nbytes: int) -> int:
+        self.scratches.append(np.zeros(nbytes, dtype=np.uint8))
+        return len(self.scratches) - 1
+
+    def request_workspace(self, shape: tuple[int, ...], dtype: Any) -> int:
+        self.workspaces.append(np.zeros(shape, dtype=dtype))
+        return len(self.workspaces) - 1
+
+    def subgraph_count(self) -> int:
+        return len(self.model.subgraphs)
+
+    def tensor_data(self, index: int) -> np.ndarray:
+        return self.arrays[index]
+
+    def scratch(self, handle: int) -> np.ndarray:
+        return self.scratches[handle]
+
+    def workspace(self, handle: int) -> np.ndarray:
+        return self.workspaces[handle]
+
+    def invoke_subgraph(self, index: int) -> None:
+        raise NotImplementedError("the kernel runner runs subgraph 0 only")
+
+
+def _storage(t: Tensor) -> np.ndarray:
+    if t.data is not None:
+        return t.data
+    return np.zeros(t.shape, dtype=NUMPY_DTYPES[t.type])
+
+
+def run_kernels(model_bytes: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run subgraph 0 once on ``inputs``; return copies of its outputs."""
+    model = read_model(model_bytes)
+    sg = model.subgraphs[0]
+    arrays = {t.index: _storage(t) for t in sg.tensors}
+    ctx = _Context(model, sg, arrays)
+    for i, data in zip(sg.inputs, inputs):
+        arrays[i][...] = np.asarray(data).reshape(arrays[i].shape)
+    regs = [registration(op.name) for op in sg.operators]
+    for reg, op in zip(regs, sg.operators):
+        if reg.init is not None:
+            reg.init(ctx, op)
+    op_data: list[Any] = []
+    for reg, op in zip(regs, sg.operators):
+        op_data.append(reg.prepare(ctx, op) if reg.prepare is not None else None)
+    for reg, op, data in zip(regs, sg.operators, op_data):
+        assert reg.eval is not None, f"{op.name} has no eval yet"
+        reg.eval(ctx, op, data)
+    return [np.array(arrays[i], copy=True) for i in sg.outputs]
+
+
+__all__ = ["run_kernels", "Operator"]
