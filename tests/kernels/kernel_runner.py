@@ -14,7 +14,7 @@ import numpy as np
 
 from tinyarena.kernels import registration
 from tinyarena.model import read_model
-from tinyarena.model.types import NUMPY_DTYPES, Model, Operator, Subgraph, Tensor
+from tinyarena.model.types import NUMPY_DTYPES, Model, Operator, Subgraph, Tensor, TensorType
 
 
 class _Target:
@@ -82,7 +82,12 @@ class _Context:
 def _storage(t: Tensor) -> np.ndarray:
     if t.data is not None:
         return t.data
-    return np.zeros(t.shape, dtype=NUMPY_DTYPES[t.type])
+    arr = np.zeros(t.shape, dtype=NUMPY_DTYPES[t.type])
+    # TFLM's ResetTensorData fills int8 variable tensors with their zero point.
+    if t.is_variable and t.type == TensorType.INT8 and t.quantization is not None \
+            and len(t.quantization.zero_point):
+        arr[...] = int(t.quantization.zero_point[0])
+    return arr
 
 
 def run_kernels(model_bytes: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

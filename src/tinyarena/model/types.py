@@ -39,6 +39,9 @@ class TensorType(enum.IntEnum):
     INT4 = 17
     BFLOAT16 = 18
     INT2 = 19
+    UINT4 = 20
+    FLOAT8_E4M3FN = 21
+    FLOAT8_E5M2 = 22
 
 
 # Bytes per element as TFLM's TfLiteTypeSizeOf counts them (memory_helpers.cc). INT4 is one byte
@@ -88,13 +91,33 @@ class Tensor:
     shape: tuple[int, ...]  # () for a scalar
     shape_signature: tuple[int, ...] | None
     buffer: int  # buffer index in Model.buffers (0 = the empty sentinel)
-    data: np.ndarray | None  # read-only zero-copy view of constant data; None when not constant
+    # Read-only zero-copy view of constant data; None when not constant. Shaped and typed for
+    # types with a numpy dtype; INT4 data stay packed as in the file (two per byte, low nibble
+    # first): a 1-D int8 view of ceil(n / 2) bytes, see ``unpacked_data``. Types without a numpy
+    # dtype (STRING, BFLOAT16, INT2, UINT4, FLOAT8_*, VARIANT) get the raw 1-D uint8 bytes.
+    data: np.ndarray | None
     is_variable: bool = False
     quantization: Quantization | None = None
 
     @property
     def is_constant(self) -> bool:
         return self.data is not None
+
+    @property
+    def unpacked_data(self) -> np.ndarray | None:
+        """Constant data with the tensor's shape; INT4 is sign-extended to int8 (a new array).
+
+        Ports TFLM's ``tensor_utils::UnpackDenseInt4IntoInt8``: element 2i is the low nibble of
+        byte i, element 2i+1 its high nibble. Other types return ``data`` itself.
+        """
+        if self.data is None or self.type != TensorType.INT4:
+            return self.data
+        count = self.element_count
+        packed = self.data.view(np.int8)
+        low = np.left_shift(packed, 4).astype(np.int8) >> 4
+        high = packed >> 4
+        both = np.stack([low, high], axis=-1).reshape(-1)[:count]
+        return both.reshape(self.shape)
 
     @property
     def element_count(self) -> int:
@@ -122,6 +145,11 @@ class Operator:
     intermediates: tuple[int, ...] = ()
     options: Any = None  # frozen options dataclass from model.options, or None
     custom_options: bytes | None = None
+    # True when the file has no options table of the kind this op reads (absent, or another
+    # union member). ``options`` then holds the schema defaults, whereas TFLM's parser leaves
+    # its params struct zero-initialised (e.g. padding kTfLitePaddingUnknown, dilation 0,
+    # pot_scale_int16 false): kernels that must match TFLM bit for bit can check this.
+    options_absent: bool = False
 
     @property
     def is_custom(self) -> bool:

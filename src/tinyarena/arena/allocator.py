@@ -1,0 +1,576 @@
+"""TFLM's AllocateTensors, emulated on arena addresses: ``allocate_model(model) -> ArenaLayout``.
+
+The sequence is ``MicroInterpreter::AllocateTensors`` (facts sheet 4.2):
+
+1. allocator objects (``RecordingMicroAllocator::Create`` or ``MicroAllocator::Create``), and
+   ``MicroResourceVariables`` when the model has VAR_HANDLE ops;
+2. ``StartModelAllocation``: builtin-data allocator, the scratch-request array in the head,
+   SubgraphAllocations, TfLiteEvalTensor arrays, NodeAndRegistration arrays;
+3. builtin parameter structs (``PrepareNodeAndRegistrationDataFromFlatbuffer``);
+4. every kernel's init, then every kernel's prepare (``InitSubgraphs``, ``PrepareSubgraphs``,
+   ``FinishPrepareNodeAllocations`` after each node);
+5. ``FinishModelAllocation``: scratch handles, then ``CommitStaticMemoryPlan`` (temp arrays,
+   variables, lifetimes, the planner's working area, the plan, the head reservation);
+6. input and output TfLiteTensors of subgraph 0.
+
+What each kernel allocates lives in its module under ``tinyarena.kernels``; this module only
+runs them through an emulating context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from tinyarena._util import align_up
+from tinyarena.arena import recording as rec
+from tinyarena.arena.buffer_allocator import ARENA_ALIGNMENT, BufferAllocator
+from tinyarena.arena.layout import ArenaLayout, PlannedBuffer, TailAllocation
+from tinyarena.arena.lifetimes import (
+    ONLINE,
+    AllocationRecord,
+    ScratchRequest,
+    allocation_records,
+    offline_offsets,
+    planned_records,
+    tensor_nbytes,
+)
+from tinyarena.arena.targets import TargetProfile, get_target
+from tinyarena.errors import ArenaTooSmallError, KernelError, PlanError
+from tinyarena.kernels.base import Registration
+from tinyarena.model.types import Model, Operator, Tensor
+from tinyarena.planning.buffers import Buffer, Plan
+
+MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp
+PLANNER_BYTES_PER_BUFFER = 40  # GreedyMemoryPlanner::per_buffer_size()
+LINEAR_PLANNER_MAX_BUFFERS = 1024
+_BIG_ARENA = 1 << 40  # "big enough": a multiple of 16 far above any model
+
+
+class Resolver(Protocol):
+    def registration(self, op_name: str) -> Registration: ...
+
+
+@dataclass(frozen=True)
+class _DefaultResolver:
+    """Every kernel tinyarena has, like the wheel's PythonOpsResolver."""
+
+    def registration(self, op_name: str) -> Registration:
+        from tinyarena.kernels import registration
+
+        return registration(op_name)
+
+
+def allocate_model(
+    model: Model,
+    *,
+    target: str | TargetProfile = "host-x64",
+    arena_size: int | None = None,
+    planner: str = "greedy",
+    resolver: Resolver | None = None,
+    allocator: str | None = None,
+) -> ArenaLayout:
+    """Emulate TFLM's AllocateTensors for ``model`` and return the resulting arena layout.
+
+    ``arena_size=None`` means "big enough"; the layout's absolute offsets then refer to an
+    arena of ``min_arena`` bytes. With a size, ``ArenaTooSmallError`` is raised where TFLM's
+    AllocateTensors would fail, carrying TFLM's own message plus the bytes needed and missing.
+    ``allocator`` picks the tail objects: "recording" (the Python wheel) or "production"
+    (``MicroInterpreter(model, resolver, arena, size)``); the default is the target's.
+    ``planner`` is "greedy" (TFLM's default) or "linear" (TFLM's kPreserveAllTensors).
+    """
+    profile = get_target(target)
+    path = allocator or profile.default_allocator
+    if path not in ("recording", "production"):
+        raise PlanError(f"unknown allocator {path!r}; use 'recording' or 'production'")
+    if planner not in ("greedy", "linear"):
+        raise PlanError(f"unknown planner {planner!r}; use 'greedy' or 'linear'")
+    if planner == "linear":
+        path = "production"  # the wheel's kPreserveAllTensors uses a plain MicroAllocator
+    res = resolver or _DefaultResolver()
+
+    big = _run(model, profile, path, planner, res, _BIG_ARENA)
+    min_arena = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
+    if arena_size is None:
+        final = _run(model, profile, path, planner, res, min_arena)
+    else:
+        if arena_size < 0:
+            raise ArenaTooSmallError(f"arena size {arena_size} is negative", arena_size=arena_size,
+                                     needed=min_arena, missing=min_arena - arena_size)
+        try:
+            final = _run(model, profile, path, planner, res, arena_size)
+        except ArenaTooSmallError as exc:
+            needed = _needed_with_same_end(model, profile, path, planner, res, arena_size)
+            raise ArenaTooSmallError(
+                f"arena of {arena_size} bytes is too small for this model on {profile.name}: "
+                f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
+                arena_size=arena_size, needed=needed, missing=needed - arena_size,
+            ) from None
+    return final.layout(min_arena, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
+
+
+def _needed_with_same_end(model: Model, profile: TargetProfile, path: str, planner: str,
+                          res: Resolver, arena_size: int) -> int:
+    """Smallest arena >= every check's requirement whose size has ``arena_size``'s remainder
+    mod 16 (the tail's padding depends on that remainder, facts 1.2)."""
+    remainder = arena_size % ARENA_ALIGNMENT
+    run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder)
+    need = run.alloc.required_end
+    return need + (remainder - need) % ARENA_ALIGNMENT
+
+
+# -- one emulated run ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """State of one AllocateTensors emulation (mutable, local to one call)."""
+
+    model: Model
+    target: TargetProfile
+    path: str
+    planner: str
+    alloc: BufferAllocator
+    recorder: rec.Recorder
+    tail_log: list[TailAllocation] = field(default_factory=list)
+    scratch_requests: list[ScratchRequest] = field(default_factory=list)
+    op_data: dict[tuple[int, int], Any] = field(default_factory=dict)
+    workspaces: list[tuple[tuple[int, ...], Any]] = field(default_factory=list)
+    data_set_in_prepare: set[tuple[int, int]] = field(default_factory=set)
+    resource_names: list[tuple[str, str]] = field(default_factory=list)
+    resource_buffers: dict[int, int] = field(default_factory=dict)
+    tensor_resource: dict[tuple[int, int], int] = field(default_factory=dict)
+    request_head: int = 0
+    plan_records: list[AllocationRecord] = field(default_factory=list)
+    plan: Plan | None = None
+    variable_offsets: dict[tuple[int, int], int] = field(default_factory=dict)
+    temp_peak: int = 0
+    resource_limit: int = 0  # MicroResourceVariables' max_variable_count_
+
+    # -- tail helpers --------------------------------------------------------------------------
+
+    def persistent(self, label: str, size: int, alignment: int,
+                   category: str | None = None) -> int:
+        before = self.alloc.tail
+        if category is None:
+            address = self.alloc.allocate_persistent(size, alignment)
+        else:
+            with self.recorder.record(category):
+                address = self.alloc.allocate_persistent(size, alignment)
+        self.tail_log.append(TailAllocation(label, size, alignment, before - address, address,
+                                            category))
+        return address
+
+    def struct(self, label: str, name: str, count: int = 1, category: str | None = None) -> int:
+        return self.persistent(label, self.target.sizeof(name) * count, self.target.alignof(name),
+                               category)
+
+    def note_temp_peak(self, extra: int = 0) -> None:
+        self.temp_peak = max(self.temp_peak, self.alloc.head_used + extra)
+
+    def layout(self, min_arena: int, overlap_free: int) -> ArenaLayout:
+        assert self.plan is not None
+        buffers = tuple(
+            PlannedBuffer(r.kind, r.subgraph, r.index, b.size, off, b.first, b.last, r.nbytes,
+                          r.offline_offset != ONLINE)
+            for r, b, off in zip(self.plan_records, self.plan.buffers, self.plan.offsets)
+        )
+        head_start = 0  # the overlay starts at the (16-aligned) arena start
+        tensor_offsets = dict(self.variable_offsets)
+        scratch = [0] * len(self.scratch_requests)
+        for b in buffers:
+            if b.kind == "tensor":
+                tensor_offsets[(b.subgraph, b.index)] = head_start + b.offset
+            else:
+                scratch[b.index] = head_start + b.offset
+        return ArenaLayout(
+            target=self.target.name,
+            allocator=self.path,
+            planner=self.planner,
+            arena_size=self.alloc.arena_size,
+            head=self.alloc.head_used,
+            tail=self.alloc.tail_used,
+            total=self.alloc.head_used + self.alloc.tail_used,
+            min_arena=min_arena,
+            overlap_free_arena=max(overlap_free, min_arena),
+            temp_peak=self.temp_peak,
+            lower_bound=_lower_bound(self.plan.buffers),
+            categories=self.recorder.categories(),
+            buffers=buffers,
+            tensor_offsets=tensor_offsets,
+            scratch_offsets=tuple(scratch),
+            op_data=dict(self.op_data),
+            workspaces=tuple(self.workspaces),
+            tail_allocations=tuple(self.tail_log),
+            resource_offsets=tuple(self.resource_buffers[i]
+                                   for i in sorted(self.resource_buffers)),
+        )
+
+
+def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver: Resolver,
+         arena_size: int) -> _Run:
+    alloc = BufferAllocator(arena_size)
+    run = _Run(model, target, path, planner, alloc, rec.Recorder(alloc))
+    registrations = _registrations(model, resolver)
+    _create_allocator_objects(run)
+    _create_resource_variables(run)
+    _start_model_allocation(run)
+    _parse_builtin_data(run, registrations)
+    _init_kernels(run, registrations)
+    _prepare_kernels(run, registrations)
+    _finish_model_allocation(run)
+    _allocate_io_tensors(run)
+    return run
+
+
+def _registrations(model: Model, resolver: Resolver) -> dict[tuple[int, int], Registration]:
+    """GetRegistrationFromOpCode for every node; unknown ops fail before anything is sized."""
+    return {
+        (sg.index, op.index): resolver.registration(op.name)
+        for sg in model.subgraphs
+        for op in sg.operators
+    }
+
+
+def _create_allocator_objects(run: _Run) -> None:
+    """RecordingMicroAllocator::Create or MicroAllocator::Create (facts 4.1)."""
+    planner = "GreedyMemoryPlanner" if run.planner == "greedy" else "LinearMemoryPlanner"
+    if run.path == "recording":
+        objects = ("RecordingSingleArenaBufferAllocator", planner, "RecordingMicroAllocator")
+    else:
+        objects = ("SingleArenaBufferAllocator", planner, "MicroAllocator")
+    for name in objects:
+        run.struct(name, name)
+
+
+def _shared_names(model: Model) -> list[tuple[str, str]]:
+    """(container, shared_name) of every VAR_HANDLE, in subgraph then op order."""
+    return [
+        (str(getattr(op.options, "container", "") or ""),
+         str(getattr(op.options, "shared_name", "") or ""))
+        for sg in model.subgraphs
+        for op in sg.operators
+        if op.name == "VAR_HANDLE"
+    ]
+
+
+def _create_resource_variables(run: _Run) -> None:
+    """MicroResourceVariables::Create, sized as the wheel sizes it: distinct shared names."""
+    names = _shared_names(run.model)
+    if not names:
+        return
+    count = len({shared for _, shared in names})
+    cat = rec.PERSISTENT_BUFFER_DATA
+    run.persistent("MicroResourceVariables", run.target.sizeof("MicroResourceVariables"),
+                   ARENA_ALIGNMENT, cat)
+    run.persistent(f"MicroResourceVariable[{count}]",
+                   run.target.sizeof("MicroResourceVariable") * count, ARENA_ALIGNMENT, cat)
+    run.resource_limit = count
+
+
+def _start_model_allocation(run: _Run) -> None:
+    """MicroAllocator::StartModelAllocation and the recording wrappers' count fix-ups."""
+    model = run.model
+    run.struct("MicroBuiltinDataAllocator", "MicroBuiltinDataAllocator")
+    run.request_head = 0
+    _resize_request_array(run)
+    run.struct(f"SubgraphAllocations[{len(model.subgraphs)}]", "SubgraphAllocations",
+               len(model.subgraphs))
+    for sg in model.subgraphs:
+        run.struct(f"TfLiteEvalTensor[{len(sg.tensors)}] (subgraph {sg.index})",
+                   "TfLiteEvalTensor", len(sg.tensors), rec.EVAL_TENSOR_DATA)
+        run.recorder.adjust_count(rec.EVAL_TENSOR_DATA, len(sg.tensors) - 1)
+    for sg in model.subgraphs:
+        run.struct(f"NodeAndRegistration[{len(sg.operators)}] (subgraph {sg.index})",
+                   "NodeAndRegistration", len(sg.operators), rec.NODE_AND_REGISTRATION)
+        run.recorder.adjust_count(rec.NODE_AND_REGISTRATION, len(sg.operators) - 1)
+
+
+def _resize_request_array(run: _Run) -> None:
+    """The head holds (requests so far + kMaxScratchBuffersPerOp) ScratchBufferRequests."""
+    t = run.target
+    run.alloc.resize_head(t.sizeof("ScratchBufferRequest")
+                          * (len(run.scratch_requests) + MAX_SCRATCH_PER_OP),
+                          t.alignof("ScratchBufferRequest"))
+    run.note_temp_peak()
+
+
+def _parse_builtin_data(run: _Run, regs: dict[tuple[int, int], Registration]) -> None:
+    """The parse functions' builtin structs (MicroBuiltinDataAllocator, not itemised)."""
+    for sg in run.model.subgraphs:
+        for op in sg.operators:
+            reg = regs[(sg.index, op.index)]
+            if reg.builtin_data is not None and not op.is_custom:
+                run.struct(f"{reg.builtin_data} (op {op.index} {op.name}, subgraph {sg.index})",
+                           reg.builtin_data)
+
+
+def _init_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> None:
+    """MicroInterpreterGraph::InitSubgraphs: every init, all subgraphs."""
+    for sg in run.model.subgraphs:
+        for op in sg.operators:
+            reg = regs[(sg.index, op.index)]
+            if reg.init is not None:
+                reg.init(_KernelContext(run, sg.index, op, "init"), op)
+
+
+def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> None:
+    """MicroInterpreterGraph::PrepareSubgraphs, with FinishPrepareNodeAllocations per node."""
+    for sg in run.model.subgraphs:
+        for op in sg.operators:
+            reg = regs[(sg.index, op.index)]
+            ctx = _KernelContext(run, sg.index, op, "prepare")
+            if reg.prepare is not None:
+                run.op_data[(sg.index, op.index)] = reg.prepare(ctx, op)
+            ctx.finish()
+            _resize_request_array(run)
+
+
+def _finish_model_allocation(run: _Run) -> None:
+    """FinishModelAllocation: scratch handles, then CommitStaticMemoryPlan."""
+    model, t, alloc = run.model, run.target, run.alloc
+    n_requests = len(run.scratch_requests)
+    if n_requests:
+        run.struct(f"ScratchBufferHandle[{n_requests}]", "ScratchBufferHandle", n_requests)
+    # AllocationInfoBuilder::CreateAllocationInfo (temp).
+    alloc.allocate_temp(t.sizeof("size_t") * len(model.subgraphs), t.alignof("size_t"))
+    alloc.allocate_temp(t.sizeof("AllocationInfo") * (model.tensor_count + n_requests),
+                        t.alignof("AllocationInfo"))
+    offsets = offline_offsets(model)
+    _allocate_variables(run, offsets)
+    records = allocation_records(model, run.scratch_requests, offsets=offsets,
+                                 data_set_in_prepare=run.data_set_in_prepare)
+    planned = planned_records(records)
+    # The planner gets all remaining memory as its working area (temp).
+    if run.planner == "greedy":
+        needed = PLANNER_BYTES_PER_BUFFER * len(planned)
+        alloc.require_planner_area(needed)
+        run.note_temp_peak(align_up(alloc.temp, ARENA_ALIGNMENT) - alloc.head_used + needed)
+        area = alloc.available_memory(ARENA_ALIGNMENT)
+        max_buffers = max(area, 0) // PLANNER_BYTES_PER_BUFFER
+        if len(planned) > max_buffers:
+            missing = needed - area
+            raise ArenaTooSmallError(
+                f"Too many buffers (max is {max_buffers})", arena_size=alloc.arena_size,
+                needed=alloc.arena_size + missing, missing=missing)
+    else:
+        if len(planned) > LINEAR_PLANNER_MAX_BUFFERS:
+            raise PlanError(f"Too many buffers (max is {LINEAR_PLANNER_MAX_BUFFERS}): TFLM's "
+                            f"LinearMemoryPlanner holds at most 1024; use the greedy planner")
+        if any(r.offline_offset != ONLINE for r in planned):
+            raise PlanError("TFLM's LinearMemoryPlanner cannot place offline-planned buffers "
+                            "(OfflineMemoryAllocation metadata); use the greedy planner")
+        run.note_temp_peak(align_up(alloc.temp, ARENA_ALIGNMENT) - alloc.head_used)
+    buffers = [r.to_buffer() for r in planned]
+    run.plan = _plan(run.planner, buffers)
+    run.plan_records = planned
+    alloc.deallocate_temp()
+    alloc.deallocate_temp()
+    alloc.reset_temp()
+    alloc.resize_head(0, 1)  # DeallocateResizableBuffer
+    alloc.resize_head(run.plan.head_size, ARENA_ALIGNMENT)  # ReserveNonPersistentOverlayMemory
+    run.note_temp_peak()
+
+
+def _allocate_variables(run: _Run, offsets: tuple[int, ...] | None) -> None:
+    """MicroAllocator::AllocateVariables for every subgraph, recorded as variable buffers.
+
+    TFLM looks the offline offset up with the subgraph-local tensor index here (facts 3), even
+    though planning uses the index into all subgraphs' tensors; reproduced on purpose.
+    """
+    for sg in run.model.subgraphs:
+        with run.recorder.record(rec.VARIABLE_BUFFER_DATA):
+            for tensor in sg.tensors:
+                if not tensor.is_variable:
+                    continue
+                if offsets is not None and offsets[tensor.index] != ONLINE:
+                    continue
+                nbytes = tensor_nbytes(run.model, sg.index, tensor.index)
+                before = run.alloc.tail
+                address = run.alloc.allocate_persistent(nbytes, ARENA_ALIGNMENT)
+                run.tail_log.append(TailAllocation(
+                    f"variable tensor {tensor.index} {tensor.name!r} (subgraph {sg.index})",
+                    nbytes, ARENA_ALIGNMENT, before - address, address, rec.VARIABLE_BUFFER_DATA))
+                run.variable_offsets[(sg.index, tensor.index)] = address
+
+
+def _allocate_io_tensors(run: _Run) -> None:
+    """MicroInterpreter::AllocateTensors' persistent TfLiteTensors for subgraph 0's IO."""
+    if not run.model.subgraphs:
+        return
+    sg = run.model.subgraphs[0]
+    ptr = run.target.sizeof("void*")
+    for kind, indices in (("input", sg.inputs), ("output", sg.outputs)):
+        run.persistent(f"{kind} TfLiteTensor* [{len(indices)}]", ptr * len(indices),
+                       ARENA_ALIGNMENT, rec.PERSISTENT_BUFFER_DATA)
+        for t in indices:
+            tensor = sg.tensors[t]
+            run.struct(f"TfLiteTensor ({kind} tensor {t})", "TfLiteTensor", 1,
+                       rec.PERSISTENT_TENSOR_DATA)
+            channels = _quantized_channels(tensor)
+            with run.recorder.record(rec.PERSISTENT_QUANTIZATION_DATA):
+                if channels:
+                    run.struct(f"TfLiteAffineQuantization ({kind} tensor {t})",
+                               "TfLiteAffineQuantization")
+                    run.persistent(f"zero points ({kind} tensor {t})", 4 + 4 * channels,
+                                   run.target.alignof("TfLiteIntArray"))
+
+
+def _quantized_channels(tensor: Tensor) -> int:
+    """Scale count when TFLM copies the quantization (scale and zero_point both non-empty)."""
+    q = tensor.quantization
+    if q is None or len(q.scale) == 0 or len(q.zero_point) == 0:
+        return 0
+    return len(q.scale)
+
+
+def _plan(planner: str, buffers: list[Buffer]) -> Plan:
+    from tinyarena import planning
+
+    fn: Callable[[list[Buffer]], Plan]
+    if planner == "greedy":
+        fn = getattr(planning, "plan_greedy", None) or _import("greedy", "plan_greedy")
+    else:
+        fn = getattr(planning, "plan_linear", None) or _import("linear", "plan_linear")
+    return fn(buffers)
+
+
+def _import(module: str, name: str) -> Any:
+    import importlib
+
+    return getattr(importlib.import_module(f"tinyarena.planning.{module}"), name)
+
+
+def _lower_bound(buffers: tuple[Buffer, ...]) -> int:
+    """Largest total size of buffers live at one time step (planning.lower_bound)."""
+    from tinyarena import planning
+
+    fn = getattr(planning, "lower_bound", None)
+    if fn is None:
+        try:
+            fn = _import("bounds", "lower_bound")
+        except (ImportError, AttributeError):
+            fn = None
+    if fn is not None:
+        return int(fn(list(buffers)))
+    steps: dict[int, int] = {}
+    for b in buffers:
+        for step in range(b.first, b.last + 1):
+            steps[step] = steps.get(step, 0) + b.size
+    return max(steps.values(), default=0)
+
+
+# -- the context kernels see -------------------------------------------------------------------------
+
+
+class _KernelContext:
+    """InitContext / PrepareContext on the emulated arena, for one node.
+
+    Besides kernels/base.py's contract it offers what the resource-variable kernels need
+    (``resource_id``, ``bind_resource``, ``resource_of``, ``allocate_resource``), mirroring
+    ``MicroResourceVariables`` and VAR_HANDLE's trick of pointing its output at its OpData.
+    """
+
+    def __init__(self, run: _Run, subgraph: int, op: Operator, phase: str) -> None:
+        self._run = run
+        self.target = run.target
+        self.subgraph = subgraph
+        self.op = op
+        self.phase = phase
+        self._temps = 0
+        self._requests_this_op = 0
+
+    # InitContext
+    def allocate_persistent(self, nbytes: int) -> int:
+        """MicroContext::AllocatePersistentBuffer: 16-aligned tail, "Persistent buffer data"."""
+        if nbytes < 0:
+            raise KernelError(f"{self.op.name} asked for {nbytes} persistent bytes")
+        label = f"{self.op.name} {self.phase} (op {self.op.index}, subgraph {self.subgraph})"
+        return self._run.persistent(label, nbytes, ARENA_ALIGNMENT, rec.PERSISTENT_BUFFER_DATA)
+
+    # PrepareContext
+    def tensor(self, index: int) -> Tensor | None:
+        if index < 0:
+            return None
+        return self._run.model.subgraphs[self.subgraph].tensors[index]
+
+    def allocate_temp_tensor(self, index: int) -> None:
+        """MicroAllocator::AllocateTempTfLiteTensor: the struct, then its quantization copy."""
+        self._require_prepare("allocate_temp_tensor")
+        if index < 0:
+            return
+        t, alloc = self.target, self._run.alloc
+        alloc.allocate_temp(t.sizeof("TfLiteTensor"), t.alignof("TfLiteTensor"))
+        self._temps += 1
+        channels = _quantized_channels(self._run.model.subgraphs[self.subgraph].tensors[index])
+        if channels:
+            alloc.allocate_temp(t.sizeof("TfLiteAffineQuantization"),
+                                t.alignof("TfLiteAffineQuantization"))
+            alloc.allocate_temp(4 + 4 * channels, t.alignof("TfLiteIntArray"))
+            self._temps += 2
+        self._run.note_temp_peak()
+
+    def request_scratch(self, nbytes: int) -> int:
+        """MicroAllocator::RequestScratchBufferInArena: a request record in the head."""
+        self._require_prepare("request_scratch")
+        if self._requests_this_op >= MAX_SCRATCH_PER_OP:
+            raise KernelError(f"Scratch buffer request exceeds limit per operator "
+                              f"({MAX_SCRATCH_PER_OP}): op {self.op.index} {self.op.name}")
+        self._requests_this_op += 1
+        self._run.scratch_requests.append(ScratchRequest(nbytes, self.op.index, self.subgraph))
+        return len(self._run.scratch_requests) - 1
+
+    def request_workspace(self, shape: tuple[int, ...], dtype: Any) -> int:
+        self._require_prepare("request_workspace")
+        self._run.workspaces.append((tuple(shape), dtype))
+        return len(self._run.workspaces) - 1
+
+    def subgraph_count(self) -> int:
+        return len(self._run.model.subgraphs)
+
+    # Resource variables (MicroResourceVariables)
+    def resource_id(self, container: str, shared_name: str) -> int:
+        """CreateIdIfNoneFound: the id of (container, shared_name), created on first use."""
+        names = self._run.resource_names
+        key = (container, shared_name)
+        if key in names:
+            return names.index(key)
+        limit = self._run.resource_limit
+        if len(names) >= limit:
+            raise KernelError(f"Failed to allocate resource variable. Maximum resource variable "
+                              f"count ({limit}) reached.")
+        names.append(key)
+        return len(names) - 1
+
+    def bind_resource(self, tensor_index: int, resource: int) -> None:
+        """VAR_HANDLE's Prepare points its output tensor at its OpData: the tensor then has
+        data before planning, so TFLM does not plan it."""
+        key = (self.subgraph, tensor_index)
+        self._run.tensor_resource[key] = resource
+        self._run.data_set_in_prepare.add(key)
+
+    def resource_of(self, tensor_index: int) -> int | None:
+        """The resource id a resource tensor of this subgraph holds at Prepare time, if any."""
+        return self._run.tensor_resource.get((self.subgraph, tensor_index))
+
+    def allocate_resource(self, resource: int, nbytes: int) -> None:
+        """MicroResourceVariables::Allocate: the first call for a resource allocates its buffer."""
+        if resource in self._run.resource_buffers:
+            return
+        self._run.resource_buffers[resource] = self.allocate_persistent(nbytes)
+
+    # bookkeeping
+    def finish(self) -> None:
+        """FinishPrepareNodeAllocations: release this node's temp allocations."""
+        for _ in range(self._temps):
+            self._run.alloc.deallocate_temp()
+        self._temps = 0
+        self._run.alloc.reset_temp()
+
+    def _require_prepare(self, what: str) -> None:
+        if self.phase != "prepare":
+            raise KernelError(f"{self.op.name}: {what} is only allowed in prepare "
+                              f"(TFLM's micro_context.h lifecycle)")
+
+
+__all__ = ["allocate_model"]

@@ -1,0 +1,109 @@
+"""ArenaLayout: everything TFLM's AllocateTensors decided, as plain frozen data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from tinyarena.arena.recording import CategoryUsage
+
+
+@dataclass(frozen=True)
+class PlannedBuffer:
+    """One buffer the memory planner placed in the head (offset relative to the head start)."""
+
+    kind: str  # "tensor" or "scratch"
+    subgraph: int
+    index: int  # tensor index within its subgraph, or scratch request index
+    size: int  # 16-rounded, as the planner saw it
+    offset: int
+    first: int
+    last: int
+    nbytes: int = 0  # unrounded size
+    offline: bool = False  # placed by the OfflineMemoryAllocation metadata
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "subgraph": self.subgraph, "index": self.index,
+                "size": self.size, "offset": self.offset, "first": self.first,
+                "last": self.last}
+
+
+@dataclass(frozen=True)
+class TailAllocation:
+    """One persistent (tail) allocation, in allocation order: what, how big, where."""
+
+    label: str
+    requested: int
+    alignment: int
+    used: int  # bytes the tail grew by, padding included
+    address: int  # absolute byte offset in the arena
+    category: str | None  # recording category, None when TFLM does not itemise it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "requested": self.requested, "alignment": self.alignment,
+                "used": self.used, "address": self.address, "category": self.category}
+
+
+@dataclass(frozen=True)
+class ArenaLayout:
+    """The arena after TFLM's AllocateTensors for one model, target and arena size.
+
+    ``head`` is the planned non-persistent section, ``tail`` the persistent section and
+    ``total`` their sum (``arena_used_bytes()``). ``min_arena`` is the smallest arena (a
+    multiple of 16) in which AllocateTensors succeeds, transient peaks included;
+    ``overlap_free_arena`` additionally keeps kernels' persistent Prepare allocations clear of
+    their live temp tensors (TFLM does not check that, facts 1.5). ``temp_peak`` is the largest
+    non-persistent use at any moment (head plus temp, the planner's working area counted as
+    the 40 bytes per buffer it needs).
+    """
+
+    target: str
+    allocator: str  # "recording" or "production"
+    planner: str
+    arena_size: int  # the arena the absolute offsets refer to
+    head: int
+    tail: int
+    total: int
+    min_arena: int
+    overlap_free_arena: int
+    temp_peak: int
+    lower_bound: int  # largest sum of planned sizes live at one time step
+    categories: Mapping[str, CategoryUsage]
+    buffers: tuple[PlannedBuffer, ...]
+    tensor_offsets: Mapping[tuple[int, int], int]
+    scratch_offsets: tuple[int, ...]
+    op_data: Mapping[tuple[int, int], Any] = field(repr=False)
+    workspaces: tuple[tuple[tuple[int, ...], Any], ...] = field(repr=False)
+    tail_allocations: tuple[TailAllocation, ...] = field(repr=False)
+    resource_offsets: tuple[int, ...] = ()
+
+    @property
+    def arena_used_bytes(self) -> int:
+        return self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with stable keys."""
+        return {
+            "target": self.target,
+            "allocator": self.allocator,
+            "planner": self.planner,
+            "arena_size": self.arena_size,
+            "head": self.head,
+            "tail": self.tail,
+            "total": self.total,
+            "min_arena": self.min_arena,
+            "overlap_free_arena": self.overlap_free_arena,
+            "temp_peak": self.temp_peak,
+            "lower_bound": self.lower_bound,
+            "categories": {name: c.to_dict() for name, c in self.categories.items()},
+            "buffers": [b.to_dict() for b in self.buffers],
+            "tensor_offsets": [
+                {"subgraph": s, "index": i, "offset": o}
+                for (s, i), o in sorted(self.tensor_offsets.items())
+            ],
+            "scratch_offsets": list(self.scratch_offsets),
+            "tail_allocations": [t.to_dict() for t in self.tail_allocations],
+        }
+
+
+__all__ = ["ArenaLayout", "PlannedBuffer", "TailAllocation"]

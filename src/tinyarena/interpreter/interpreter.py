@@ -1,0 +1,622 @@
+"""``tinyarena.Interpreter``: TFLM's MicroInterpreter on one caller-supplied arena, in numpy.
+
+``allocate_tensors`` runs the arena emulation (``arena.allocator.allocate_model``: TFLM's
+AllocateTensors with every kernel's init and prepare) once, then places every non-constant
+tensor as a numpy view at exactly the offset TFLM would use: planned tensors and scratch buffers
+in the head, variable tensors and resource buffers in the tail. Constants stay zero-copy views of
+the model bytes. Kernel workspaces (Python-side buffers requested in prepare) are made here,
+once, outside the arena, and reported separately so the arena stays byte-identical to TFLM's.
+
+The public methods follow both TFLM (``input``/``output``, ``set_input(index, array)``,
+``arena_used_bytes``, ``reset``) and ``tf.lite.Interpreter`` (``get_input_details``,
+``set_tensor``/``get_tensor``, ``allocate_tensors``/``invoke``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from tinyarena.errors import (
+    InterpreterError,
+    ModelError,
+    UnsupportedOpError,
+)
+from tinyarena.interpreter.graph import Graph, SubgraphViews
+from tinyarena.interpreter.resolver import OpResolver
+from tinyarena.kernels.base import Registration
+from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
+
+ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
+
+ModelSource = Model | bytes | bytearray | memoryview | str | os.PathLike
+
+
+@dataclass(frozen=True)
+class AllocationReport:
+    """What the arena holds after ``allocate_tensors``, as TFLM's RecordingMicroAllocator reports
+    it, plus what tinyarena keeps outside the arena (kernel workspaces).
+
+    ``head``/``tail``/``total`` are TFLM's numbers (``total == arena_used_bytes()``);
+    ``categories`` maps each recorded category to (used, requested, count). ``str(report)``
+    gives the text in TFLM's PrintAllocations format followed by tinyarena's own lines.
+    """
+
+    arena_size: int
+    head: int
+    tail: int
+    total: int
+    categories: Mapping[str, tuple[int, int, int]]
+    workspace_bytes: int
+    workspace_count: int
+    min_arena: int | None = None
+    text: str = field(default="", repr=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "arena_size": self.arena_size, "head": self.head, "tail": self.tail,
+            "total": self.total, "min_arena": self.min_arena,
+            "categories": {name: {"used": u, "requested": r, "count": c}
+                           for name, (u, r, c) in self.categories.items()},
+            "workspace_bytes": self.workspace_bytes, "workspace_count": self.workspace_count,
+        }
+
+
+# Nouns RecordingMicroAllocator::PrintAllocations puts after each category's count.
+_COUNT_NOUNS = {
+    "Persistent TfLiteTensor data": "tensors",
+    "NodeAndRegistration struct": "NodeAndRegistration structs",
+    "Operator runtime data": "OpData structs",
+}
+
+
+def render_allocations(head: int, tail: int, total: int,
+                       categories: Mapping[str, tuple[int, int, int]]) -> list[str]:
+    """TFLM's RecordingMicroAllocator::PrintAllocations lines, in its order and wording."""
+    prefix = "[RecordingMicroAllocator] "
+    lines = [f"{prefix}Arena allocation total {total} bytes",
+             f"{prefix}Arena allocation head {head} bytes",
+             f"{prefix}Arena allocation tail {tail} bytes"]
+    for name, (used, requested, count) in categories.items():
+        if used == 0 and requested == 0:
+            continue
+        noun = _COUNT_NOUNS.get(name, "allocations")
+        lines.append(f"{prefix}'{name}' used {used} bytes with alignment overhead "
+                     f"(requested {requested} bytes for {count} {noun})")
+    return lines
+
+
+def _load_model(model: ModelSource) -> Model:
+    from tinyarena.model import read_model
+
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ModelError(f"cannot read model file {path}: {exc.strerror or exc}") from None
+        return read_model(data)
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return read_model(model)
+    raise InterpreterError(
+        f"model must be a path, bytes or a tinyarena Model, not {type(model).__name__}")
+
+
+def _arena_array(arena: Any) -> np.ndarray:
+    """The caller's buffer as a writable 1-D uint8 numpy array sharing its memory."""
+    try:
+        view = memoryview(arena)
+    except TypeError:
+        raise InterpreterError(
+            f"arena must be a writable buffer (bytearray, numpy uint8 array, ...), not "
+            f"{type(arena).__name__}") from None
+    if view.readonly:
+        raise InterpreterError("arena is read-only; pass a bytearray or a writable numpy array")
+    if not view.c_contiguous:
+        raise InterpreterError("arena must be one contiguous buffer")
+    return np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
+                         dtype=np.uint8)
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+def _aligned(array: np.ndarray) -> np.ndarray:
+    """MicroAllocator::Create: start aligned up to 16, end kept."""
+    pad = -_address(array) % ARENA_ALIGNMENT
+    return array[pad:] if pad <= array.shape[0] else array[:0]
+
+
+def _own_arena(size: int) -> np.ndarray:
+    """A zeroed arena of ``size`` bytes whose start is 16-aligned (like ``new uint8_t[]``)."""
+    raw = np.zeros(size + ARENA_ALIGNMENT, dtype=np.uint8)
+    pad = -_address(raw) % ARENA_ALIGNMENT
+    return raw[pad:pad + size]
+
+
+def _tensor_view(arena: np.ndarray, offset: int, tensor: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """(typed view, byte view) of ``tensor`` at ``offset`` of the arena."""
+    dtype = _dtype(tensor)
+    nbytes = tensor.element_count * dtype.itemsize
+    raw = arena[offset:offset + nbytes]
+    if raw.shape[0] != nbytes:
+        raise InterpreterError(
+            f"tensor {tensor.index} ({tensor.name!r}) at offset {offset} does not fit the "
+            f"{arena.shape[0]}-byte arena")
+    return raw.view(dtype).reshape(tensor.shape), raw
+
+
+def _dtype(tensor: Tensor) -> np.dtype:
+    dtype = NUMPY_DTYPES.get(tensor.type)
+    if dtype is None:
+        raise UnsupportedOpError(
+            f"tensor {tensor.index} ({tensor.name!r}) has type {tensor.type.name}, which has no "
+            f"numpy equivalent in tinyarena")
+    return dtype
+
+
+def _reset_value(tensor: Tensor) -> int:
+    """MicroInterpreterGraph::ResetTensorData: int8 tensors reset to their zero point."""
+    q = tensor.quantization
+    if tensor.type.name == "INT8" and q is not None and len(q.zero_point) > 0:
+        return int(q.zero_point[0])
+    return 0
+
+
+@dataclass(frozen=True)
+class _Allocation:
+    """Everything allocate_tensors made; replaced whole on every allocate_tensors."""
+
+    layout: Any
+    graph: Graph
+    views: tuple[SubgraphViews, ...]
+    live_after_invoke: frozenset[int]  # subgraph-0 tensor indices still valid after invoke
+    variables: tuple[tuple[np.ndarray, int], ...]  # (byte view, reset byte value)
+    resources: tuple[tuple[np.ndarray, int], ...]
+    workspaces: tuple[np.ndarray, ...]
+
+
+class Interpreter:
+    """Runs a .tflite model with TFLM's arena layout and bit-exact kernels.
+
+    ``arena`` is any writable buffer (its start is aligned up to 16 as TFLM does); or give
+    ``arena_size`` to have a 16-aligned arena made; with neither, the smallest arena TFLM
+    would accept is made at allocation time.
+    """
+
+    def __init__(self, model: ModelSource, arena: Any = None, *, arena_size: int | None = None,
+                 resolver: OpResolver | None = None, target: str = "host-x64") -> None:
+        if arena is not None and arena_size is not None:
+            raise InterpreterError("give either arena (a buffer) or arena_size, not both")
+        if arena_size is not None and (not isinstance(arena_size, int) or arena_size <= 0):
+            raise InterpreterError(f"arena_size must be a positive int, got {arena_size!r}")
+        if resolver is not None and not isinstance(resolver, OpResolver):
+            raise InterpreterError(
+                f"resolver must be a tinyarena.OpResolver, not {type(resolver).__name__}")
+        self._model = _load_model(model)
+        if not self._model.subgraphs:
+            raise ModelError("the model has no subgraphs")
+        self._resolver = resolver if resolver is not None else OpResolver.default()
+        self._target_name = target
+        self._arena: np.ndarray | None
+        if arena is not None:
+            self._arena = _aligned(_arena_array(arena))
+            self._arena_owner: Any = arena
+        elif arena_size is not None:
+            self._arena = _own_arena(arena_size)
+            self._arena_owner = None
+        else:
+            self._arena = None  # sized at allocation time
+            self._arena_owner = None
+        self._alloc: _Allocation | None = None
+
+    # -- properties ----------------------------------------------------------------------------
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    @property
+    def arena(self) -> np.ndarray:
+        """The (16-aligned) arena as a uint8 array; allocate first when no arena was given."""
+        if self._arena is None:
+            raise InterpreterError("no arena yet: call allocate_tensors() first")
+        return self._arena
+
+    @property
+    def layout(self) -> Any:
+        """The ArenaLayout of the last allocate_tensors (offsets, plan, categories)."""
+        return self._allocated().layout
+
+    @property
+    def resolver(self) -> OpResolver:
+        return self._resolver
+
+    @property
+    def allocated(self) -> bool:
+        return self._alloc is not None
+
+    # -- allocation ----------------------------------------------------------------------------
+    def allocate_tensors(self) -> None:
+        """TFLM's MicroInterpreter::AllocateTensors: plan the arena and build every view."""
+        from tinyarena.arena.allocator import allocate_model
+
+        registrations = self._resolve()
+        if self._arena is None:
+            # Smallest arena TFLM accepts: the layout's offsets then refer to min_arena bytes.
+            layout = allocate_model(self._model, target=self._target_name, arena_size=None,
+                                    resolver=self._resolver)
+            self._arena = _own_arena(int(layout.arena_size))
+        else:
+            layout = allocate_model(self._model, target=self._target_name,
+                                    arena_size=int(self._arena.shape[0]),
+                                    resolver=self._resolver)
+        self._alloc = self._build(layout, registrations)
+        self.reset()
+
+    def _resolve(self) -> tuple[tuple[Registration, ...], ...]:
+        registrations = self._resolver.resolve_model(self._model)
+        for sg, regs in zip(self._model.subgraphs, registrations):
+            for op, reg in zip(sg.operators, regs):
+                if reg.eval is None:
+                    raise UnsupportedOpError(
+                        f"{op.name} (operator {op.index} of subgraph {sg.index}) has no eval "
+                        f"kernel in tinyarena yet (its arena size is known: use "
+                        f"tinyarena.allocate_model for sizing)",
+                        op_name=op.name, op_index=op.index, subgraph_index=sg.index)
+        return registrations
+
+    def _build(self, layout: Any,
+               registrations: tuple[tuple[Registration, ...], ...]) -> _Allocation:
+        arena = self.arena
+        offsets: Mapping[tuple[int, int], int] = layout.tensor_offsets
+        views = tuple(_subgraph_views(arena, sg, offsets) for sg in self._model.subgraphs)
+        scratch = _scratch_views(arena, layout)
+        workspaces = tuple(np.zeros(tuple(shape), dtype=dtype)
+                           for shape, dtype in _workspace_specs(layout))
+        resources = _resource_views(arena, layout, self._model)
+        handles = _resource_handle_views(arena, layout, self._model)
+        views = tuple(_with_handles(v, sg.index, handles)
+                      for v, sg in zip(views, self._model.subgraphs))
+        op_data = tuple(tuple(layout.op_data.get((sg.index, op.index))
+                              for op in sg.operators) for sg in self._model.subgraphs)
+        evals = tuple(tuple(reg.eval for reg in regs) for regs in registrations)
+        graph = Graph(model=self._model, target=_target(layout, self._target_name),
+                      evals=evals, op_data=op_data, views=views, scratch=scratch,
+                      workspaces=workspaces, resources=tuple(r for r, _ in resources))
+        variables = tuple(
+            (views[sg.index].byte_views[t.index], _reset_value(t))
+            for sg in self._model.subgraphs for t in sg.tensors
+            if t.is_variable and views[sg.index].byte_views[t.index] is not None)
+        return _Allocation(layout=layout, graph=graph, views=views,
+                           live_after_invoke=_live_after_invoke(layout, self._model.subgraphs[0]),
+                           variables=variables, resources=resources, workspaces=workspaces)
+
+    def _allocated(self) -> _Allocation:
+        if self._alloc is None:
+            raise InterpreterError("tensors are not allocated: call allocate_tensors() first")
+        return self._alloc
+
+    # -- running -------------------------------------------------------------------------------
+    def invoke(self) -> None:
+        """Run subgraph 0 once (MicroInterpreter::Invoke)."""
+        self._allocated().graph.invoke_subgraph(0)
+
+    def reset(self) -> None:
+        """MicroInterpreter::Reset: variable tensors and resource variables back to their
+        initial value (zero, or the zero point of int8 tensors)."""
+        alloc = self._allocated()
+        for view, value in alloc.variables:
+            view.fill(value & 0xFF)
+        for view, value in alloc.resources:
+            view.fill(value & 0xFF)
+
+    # -- TFLM-style I/O --------------------------------------------------------------------------
+    def input(self, index: int) -> np.ndarray:
+        """The arena view of input ``index`` (TFLM's ``interpreter.input(i)``): write into it."""
+        return self._io_view(index, self._model.subgraphs[0].inputs, "input")
+
+    def output(self, index: int) -> np.ndarray:
+        """The arena view of output ``index`` (TFLM's ``interpreter.output(i)``)."""
+        return self._io_view(index, self._model.subgraphs[0].outputs, "output")
+
+    def set_input(self, index: int, value: Any) -> None:
+        """Copy ``value`` into input ``index``; its shape and dtype must match exactly."""
+        sg = self._model.subgraphs[0]
+        view = self._io_view(index, sg.inputs, "input")
+        _check_value(sg.tensors[sg.inputs[index]], view, value, f"input {index}")
+        view[...] = value
+
+    def get_output(self, index: int) -> np.ndarray:
+        """A copy of output ``index`` after the last invoke."""
+        return self.output(index).copy()
+
+    def inputs_size(self) -> int:
+        return len(self._model.subgraphs[0].inputs)
+
+    def outputs_size(self) -> int:
+        return len(self._model.subgraphs[0].outputs)
+
+    # -- tf.lite-style I/O -----------------------------------------------------------------------
+    def get_input_details(self) -> list[dict[str, Any]]:
+        sg = self._model.subgraphs[0]
+        return [_details(sg.tensors[i]) for i in sg.inputs]
+
+    def get_output_details(self) -> list[dict[str, Any]]:
+        sg = self._model.subgraphs[0]
+        return [_details(sg.tensors[i]) for i in sg.outputs]
+
+    def get_tensor_details(self) -> list[dict[str, Any]]:
+        return [_details(t) for t in self._model.subgraphs[0].tensors]
+
+    def set_tensor(self, tensor_index: int, value: Any) -> None:
+        """Write a subgraph-0 tensor (by tensor index, as in tf.lite); constants are refused."""
+        tensor = self._tensor(tensor_index)
+        if tensor.is_constant:
+            raise InterpreterError(
+                f"tensor {tensor_index} ({tensor.name!r}) is a constant in the model; it cannot "
+                f"be set")
+        view = self._view(tensor_index)
+        _check_value(tensor, view, value, f"tensor {tensor_index} ({tensor.name!r})")
+        view[...] = value
+
+    def get_tensor(self, tensor_index: int) -> np.ndarray:
+        """A copy of a subgraph-0 tensor. After an invoke, only tensors whose memory no later
+        buffer reused (inputs, outputs, constants, variables, ...) can be read."""
+        tensor = self._tensor(tensor_index)
+        alloc = self._allocated()
+        if tensor.is_constant:
+            assert tensor.data is not None
+            return np.array(tensor.data, copy=True)
+        if tensor_index not in alloc.live_after_invoke:
+            raise InterpreterError(
+                f"tensor {tensor_index} ({tensor.name!r}) is not live after invoke: its arena "
+                f"memory is reused by a later buffer of the memory plan. Read graph inputs, "
+                f"outputs or variables, or make it a graph output to keep it.")
+        return self._view(tensor_index).copy()
+
+    # -- arena -----------------------------------------------------------------------------------
+    def arena_used_bytes(self) -> int:
+        """MicroInterpreter::arena_used_bytes: head + tail of the emulated TFLM arena."""
+        return int(self._allocated().layout.total)
+
+    def workspace_bytes(self) -> int:
+        """Bytes of kernel workspaces tinyarena keeps outside the arena."""
+        return int(sum(w.nbytes for w in self._allocated().workspaces))
+
+    def allocation_report(self) -> AllocationReport:
+        """TFLM's recording-allocator numbers (and text) plus tinyarena's workspaces."""
+        alloc = self._allocated()
+        layout = alloc.layout
+        categories = _categories(layout)
+        ws_bytes = self.workspace_bytes()
+        lines = render_allocations(int(layout.head), int(layout.tail), int(layout.total),
+                                   categories)
+        lines.append(f"[tinyarena] arena size {self.arena.shape[0]} bytes, used "
+                     f"{int(layout.total)} bytes")
+        lines.append(f"[tinyarena] kernel workspaces outside the arena: {ws_bytes} bytes in "
+                     f"{len(alloc.workspaces)} buffers")
+        min_arena = getattr(layout, "min_arena", None)
+        return AllocationReport(
+            arena_size=int(self.arena.shape[0]), head=int(layout.head), tail=int(layout.tail),
+            total=int(layout.total), categories=categories, workspace_bytes=ws_bytes,
+            workspace_count=len(alloc.workspaces),
+            min_arena=None if min_arena is None else int(min_arena), text="\n".join(lines))
+
+    def tensor_offset(self, tensor_index: int, subgraph_index: int = 0) -> int | None:
+        """Byte offset of a tensor's data from the (aligned) arena start; None for constants."""
+        return self._allocated().layout.tensor_offsets.get((subgraph_index, tensor_index))
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _io_view(self, index: int, indices: Sequence[int], kind: str) -> np.ndarray:
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(indices):
+            raise InterpreterError(
+                f"{kind} index {index!r} out of range: the model has {len(indices)} {kind}s")
+        return self._view(indices[index])
+
+    def _tensor(self, tensor_index: int) -> Tensor:
+        tensors = self._model.subgraphs[0].tensors
+        if not isinstance(tensor_index, (int, np.integer)) or \
+                not 0 <= tensor_index < len(tensors):
+            raise InterpreterError(
+                f"tensor index {tensor_index!r} out of range: subgraph 0 has {len(tensors)} "
+                f"tensors")
+        return tensors[tensor_index]
+
+    def _view(self, tensor_index: int) -> np.ndarray:
+        view = self._allocated().views[0].arrays[tensor_index]
+        if view is None:
+            raise InterpreterError(f"tensor {tensor_index} has no storage in the arena")
+        return view
+
+
+def _check_value(tensor: Tensor, view: np.ndarray, value: Any, what: str) -> None:
+    if not isinstance(value, np.ndarray):
+        value = np.asarray(value)
+    if value.dtype != view.dtype:
+        raise InterpreterError(
+            f"{what} ({tensor.name!r}) is {view.dtype.name}, got {value.dtype.name}; convert "
+            f"with np.asarray(x, dtype=np.{view.dtype.name})")
+    if value.shape != view.shape:
+        raise InterpreterError(
+            f"{what} ({tensor.name!r}) has shape {tuple(view.shape)}, got {tuple(value.shape)}")
+
+
+def _details(tensor: Tensor) -> dict[str, Any]:
+    """One entry of tf.lite's get_input_details(), for a tinyarena tensor."""
+    q = tensor.quantization
+    if q is not None and len(q.scale) > 0:
+        scales = np.asarray(q.scale, dtype=np.float32)
+        zero_points = np.asarray(q.zero_point, dtype=np.int32)
+        quantization = (float(scales[0]), int(zero_points[0]) if len(zero_points) else 0)
+        dimension = int(q.quantized_dimension)
+    else:
+        scales = np.zeros(0, dtype=np.float32)
+        zero_points = np.zeros(0, dtype=np.int32)
+        quantization = (0.0, 0)
+        dimension = 0
+    dtype = NUMPY_DTYPES.get(tensor.type)
+    signature = tensor.shape_signature if tensor.shape_signature is not None else tensor.shape
+    return {
+        "name": tensor.name,
+        "index": tensor.index,
+        "shape": np.array(tensor.shape, dtype=np.int32),
+        "shape_signature": np.array(signature, dtype=np.int32),
+        "dtype": None if dtype is None else dtype.type,
+        "quantization": quantization,
+        "quantization_parameters": {"scales": scales, "zero_points": zero_points,
+                                    "quantized_dimension": dimension},
+        "sparsity_parameters": {},
+    }
+
+
+def _subgraph_views(arena: np.ndarray, sg: Subgraph,
+                    offsets: Mapping[tuple[int, int], int]) -> SubgraphViews:
+    arrays: list[np.ndarray | None] = []
+    byte_views: list[np.ndarray | None] = []
+    for t in sg.tensors:
+        offset = offsets.get((sg.index, t.index))
+        if t.data is not None:
+            data = t.data
+            arrays.append(data)
+            byte_views.append(data.reshape(-1).view(np.uint8))
+        elif offset is not None:
+            typed, raw = _tensor_view(arena, int(offset), t)
+            arrays.append(typed)
+            byte_views.append(raw)
+        else:
+            arrays.append(None)
+            byte_views.append(None)
+    return SubgraphViews(tuple(arrays), tuple(byte_views))
+
+
+def _scratch_views(arena: np.ndarray, layout: Any) -> tuple[np.ndarray, ...]:
+    """Scratch buffer ``handle`` as uint8 bytes at its planned offset (unrounded size)."""
+    sizes = {b.index: b.nbytes for b in layout.buffers if b.kind == "scratch"}
+    return tuple(arena[int(offset):int(offset) + int(sizes.get(handle, 0))]
+                 for handle, offset in enumerate(layout.scratch_offsets))
+
+
+def _workspace_specs(layout: Any) -> Sequence[tuple[tuple[int, ...], Any]]:
+    return tuple(layout.workspaces)
+
+
+def _resource_views(arena: np.ndarray, layout: Any,
+                    model: Model) -> tuple[tuple[np.ndarray, int], ...]:
+    """(tail buffer, reset byte) of every resource variable, in resource-id order.
+
+    The buffer is the tail allocation at the resource's address; its fill value is
+    MicroResourceVariables::Allocate's default: the zero point of the first assigned value
+    when that tensor is quantized, else 0.
+    """
+    sizes = {t.address: t.requested for t in layout.tail_allocations}
+    defaults = _resource_defaults(model, layout)
+    return tuple((arena[int(offset):int(offset) + int(sizes[offset])], defaults.get(rid, 0))
+                 for rid, offset in enumerate(layout.resource_offsets))
+
+
+def _resource_defaults(model: Model, layout: Any) -> dict[int, int]:
+    bound: dict[tuple[int, int], int] = {}
+    defaults: dict[int, int] = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            data = layout.op_data.get((sg.index, op.index))
+            if op.name == "VAR_HANDLE" and data is not None:
+                bound[(sg.index, op.outputs[0])] = int(data.resource_id)
+            elif op.name == "ASSIGN_VARIABLE" and len(op.inputs) == 2:
+                rid = bound.get((sg.index, op.inputs[0]))
+                if rid is not None and rid not in defaults:
+                    q = sg.tensors[op.inputs[1]].quantization
+                    quantized = q is not None and len(q.scale) > 0 and len(q.zero_point) > 0
+                    defaults[rid] = int(q.zero_point[0]) if quantized and q is not None else 0
+    return defaults
+
+
+def _resource_handle_views(arena: np.ndarray, layout: Any,
+                           model: Model) -> dict[tuple[int, int], np.ndarray]:
+    """VAR_HANDLE outputs, which TFLM points at the op's OpData in the tail (VarHandlePrepare):
+    (subgraph, tensor) -> int32 view of that OpData's resource_id."""
+    by_label = {t.label: t.address for t in layout.tail_allocations}
+    views = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.name != "VAR_HANDLE" or not op.outputs:
+                continue
+            key = (sg.index, op.outputs[0])
+            if key in layout.tensor_offsets:
+                continue  # planned like any tensor
+            address = by_label.get(f"VAR_HANDLE init (op {op.index}, subgraph {sg.index})")
+            if address is None:
+                raise InterpreterError(
+                    f"no OpData found in the tail for VAR_HANDLE operator {op.index} of "
+                    f"subgraph {sg.index}")
+            views[key] = arena[address:address + 4].view(np.int32)
+    return views
+
+
+def _categories(layout: Any) -> dict[str, tuple[int, int, int]]:
+    result = {}
+    for name, usage in layout.categories.items():
+        if isinstance(usage, tuple):
+            result[name] = (int(usage[0]), int(usage[1]), int(usage[2]))
+        else:
+            result[name] = (int(usage.used), int(usage.requested), int(usage.count))
+    return result
+
+
+def _target(layout: Any, name: str) -> object:
+    target = getattr(layout, "target", None)
+    if target is not None and not isinstance(target, str):
+        return target
+    from tinyarena.arena.targets import get_target
+
+    return get_target(name)
+
+
+def _with_handles(views: SubgraphViews, subgraph: int,
+                  handles: Mapping[tuple[int, int], np.ndarray]) -> SubgraphViews:
+    arrays = list(views.arrays)
+    byte_views = list(views.byte_views)
+    for (sg, index), view in handles.items():
+        if sg == subgraph:
+            arrays[index] = view
+            byte_views[index] = view.view(np.uint8)
+    return SubgraphViews(tuple(arrays), tuple(byte_views))
+
+
+def _live_after_invoke(layout: Any, sg: Subgraph) -> frozenset[int]:
+    """Subgraph-0 tensors whose bytes no buffer first used after their last use overlaps.
+
+    The greedy plan lets buffers share memory only when their lifetimes are disjoint, so a
+    tensor's data survives the invoke unless a buffer that starts after its last use overlaps
+    it in the arena. Variable tensors live in the tail and always survive.
+    """
+    planned = [b for b in layout.buffers]
+    live: set[int] = set()
+    mine = {b.index: b for b in planned if b.kind == "tensor" and b.subgraph == sg.index}
+    for t in sg.tensors:
+        if t.is_variable and (sg.index, t.index) in layout.tensor_offsets and t.index not in mine:
+            live.add(t.index)
+            continue
+        own = mine.get(t.index)
+        if own is None:
+            continue
+        start, end = own.offset, own.offset + own.size
+        clobbered = any(
+            b is not own and b.first > own.last and b.offset < end and start < b.offset + b.size
+            for b in planned)
+        if not clobbered:
+            live.add(t.index)
+    return frozenset(live)
+
+
+__all__ = ["AllocationReport", "Interpreter", "render_allocations"]

@@ -1,0 +1,110 @@
+"""Eval of the control-flow and resource-variable kernels (IF, WHILE, CALL_ONCE, VAR_HANDLE,
+ASSIGN_VARIABLE, READ_VARIABLE).
+
+Their allocation behaviour lives in the per-op modules (``if_.py``, ...); this module holds
+what they do at invoke time, as TFLM's ``IfEval``, ``WhileEval``, ``CallOnceEval``,
+``VarHandleEval``, ``AssignVariable``'s and ``ReadVariable``'s ``Eval`` do. They need a context
+that can run subgraphs and reach resource buffers: the interpreter's ``ArenaEvalContext``
+(``subgraph_input_bytes``, ``subgraph_output_bytes``, ``resource_buffer``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+
+
+def _copy(destinations: Sequence[np.ndarray], sources: Sequence[np.ndarray], what: str) -> None:
+    """tflite::micro::Copy*: byte copies of equal-sized tensors, skipped when they alias."""
+    if len(destinations) != len(sources):
+        raise KernelError(f"{what}: {len(sources)} tensors for {len(destinations)} places")
+    for dst, src in zip(destinations, sources):
+        if dst.nbytes != src.nbytes:
+            raise KernelError(f"{what}: {src.nbytes} bytes copied into {dst.nbytes}")
+        if dst.__array_interface__["data"][0] != src.__array_interface__["data"][0]:
+            np.copyto(dst, src)
+
+
+def _bool_scalar(array: np.ndarray) -> bool:
+    return bool(array.reshape(-1)[0])
+
+
+def eval_if(ctx: Any, op: Any, data: Any) -> None:
+    """IfEval: copy inputs 1.. into the chosen branch, run it, copy its outputs back."""
+    options = op.options
+    branch = (options.then_subgraph_index if _bool_scalar(ctx.tensor_data(op.inputs[0]))
+              else options.else_subgraph_index)
+    _copy(ctx.subgraph_input_bytes(branch),
+          [ctx.tensor_bytes(i) for i in op.inputs[1:]], "IF inputs")
+    ctx.invoke_subgraph(branch)
+    _copy([ctx.tensor_bytes(i) for i in op.outputs],
+          ctx.subgraph_output_bytes(branch), "IF outputs")
+
+
+def eval_while(ctx: Any, op: Any, data: Any) -> None:
+    """WhileEval: outputs start as the inputs; run body while cond's first output is true."""
+    cond = op.options.cond_subgraph_index
+    body = op.options.body_subgraph_index
+    outputs = [ctx.tensor_bytes(i) for i in op.outputs]
+    _copy(ctx.subgraph_input_bytes(cond), [ctx.tensor_bytes(i) for i in op.inputs],
+          "WHILE inputs")
+    _copy(outputs, [ctx.tensor_bytes(i) for i in op.inputs], "WHILE inputs to outputs")
+    ctx.invoke_subgraph(cond)
+    cond_out = ctx.subgraph_output_bytes(cond)[0]
+    while bool(cond_out[0]):
+        _copy(ctx.subgraph_input_bytes(body), outputs, "WHILE body inputs")
+        ctx.invoke_subgraph(body)
+        _copy(outputs, ctx.subgraph_output_bytes(body), "WHILE body outputs")
+        _copy(ctx.subgraph_input_bytes(cond), outputs, "WHILE cond inputs")
+        ctx.invoke_subgraph(cond)
+
+
+def eval_call_once(ctx: Any, op: Any, data: Any) -> None:
+    """CallOnceEval: run the init subgraph on the first invoke only.
+
+    ``has_run`` lives in a one-element workspace requested in prepare (TFLM keeps it in the
+    op's persistent OpData, which Reset does not clear either).
+    """
+    has_run = ctx.workspace(_workspace_handle(data))
+    if has_run[0]:
+        return
+    ctx.invoke_subgraph(op.options.init_subgraph_index)
+    has_run[0] = True
+
+
+def _workspace_handle(data: Any) -> int:
+    handle = getattr(data, "has_run_workspace", None)
+    if handle is None:
+        raise KernelError("CALL_ONCE prepared without its has_run workspace")
+    return int(handle)
+
+
+def eval_var_handle(ctx: Any, op: Any, data: Any) -> None:
+    """VarHandleEval: the output holds the resource id found in prepare."""
+    ctx.tensor_data(op.outputs[0]).reshape(-1)[0] = _resource_id(data)
+
+
+def _resource_id(data: Any) -> int:
+    rid = data if isinstance(data, int) else getattr(data, "resource_id", None)
+    if rid is None:
+        raise KernelError("VAR_HANDLE prepared without a resource id")
+    return int(rid)
+
+
+def eval_assign_variable(ctx: Any, op: Any, data: Any) -> None:
+    """AssignVariable Eval: MicroResourceVariables::Assign copies the value's bytes."""
+    rid = int(ctx.tensor_data(op.inputs[0]).reshape(-1)[0])
+    _copy([ctx.resource_buffer(rid)], [ctx.tensor_bytes(op.inputs[1])], "ASSIGN_VARIABLE")
+
+
+def eval_read_variable(ctx: Any, op: Any, data: Any) -> None:
+    """ReadVariable Eval: MicroResourceVariables::Read copies the buffer into the output."""
+    rid = int(ctx.tensor_data(op.inputs[0]).reshape(-1)[0])
+    _copy([ctx.tensor_bytes(op.outputs[0])], [ctx.resource_buffer(rid)], "READ_VARIABLE")
+
+
+__all__ = ["eval_assign_variable", "eval_call_once", "eval_if", "eval_read_variable",
+           "eval_var_handle", "eval_while"]

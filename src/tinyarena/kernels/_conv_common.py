@@ -1,0 +1,271 @@
+"""Geometry and vectorised building blocks shared by the convolution-style kernels.
+
+TFLM's reference convolutions loop over every output pixel and skip filter taps that fall
+outside the image. The same sums are computed here with whole-array numpy operations:
+
+* the input is copied once per invoke into a zero-bordered buffer (after subtracting the input
+  zero point, so a border element contributes exactly what a skipped tap does: nothing);
+* CONV_2D gathers patches from that buffer (im2col, in bounded tiles of output rows) and runs
+  one float64 GEMM per tile. Products of int8 x int8 (or int16 x int8) summed over a filter
+  stay far below 2**53, so the float64 result is the exact integer sum;
+* DEPTHWISE_CONV_2D loops over the kh*kw filter taps only, each tap one strided multiply-add
+  over all pixels and channels at once.
+
+Every buffer comes from ``ctx.request_workspace`` in prepare, so eval allocates only small
+temporaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from tinyarena.errors import KernelError
+
+# Largest im2col tile, in float64 elements (8 MiB): bounded memory whatever the layer size.
+IM2COL_TILE_ELEMENTS = 1 << 20
+
+
+@dataclass(frozen=True)
+class Padding:
+    """TFLM's TfLitePaddingValues: leading padding plus the odd extra at the far side."""
+
+    height: int = 0
+    width: int = 0
+    height_offset: int = 0
+    width_offset: int = 0
+
+
+def effective_filter_size(filter_size: int, dilation: int) -> int:
+    """ComputeEffectiveFilterSize: the span a dilated filter covers."""
+    return (filter_size - 1) * dilation + 1
+
+
+def compute_out_size(padding: str, image_size: int, filter_size: int, stride: int,
+                     dilation: int = 1) -> int | None:
+    """ComputeOutSizeChecked: output extent for SAME/VALID padding, None when invalid."""
+    if padding not in ("SAME", "VALID") or image_size < 0 or filter_size <= 0 or stride <= 0 \
+            or dilation <= 0:
+        return None
+    if padding == "SAME":
+        value = (image_size + stride - 1) // stride
+    else:
+        # C division truncates; the numerator can be negative for an oversized filter
+        num = image_size + stride - effective_filter_size(filter_size, dilation)
+        value = -((-num) // stride) if num < 0 else num // stride
+    return None if value < 0 else value
+
+
+def _padding_with_offset(stride: int, dilation: int, in_size: int, filter_size: int,
+                         out_size: int) -> tuple[int, int]:
+    """ComputePaddingWithOffset: (leading padding, odd offset) for one spatial axis."""
+    total = (out_size - 1) * stride + effective_filter_size(filter_size, dilation) - in_size
+    total = max(total, 0)
+    return total // 2, total % 2
+
+
+def compute_padding_height_width(stride_h: int, stride_w: int, dilation_h: int,
+                                 dilation_w: int, in_h: int, in_w: int, filter_h: int,
+                                 filter_w: int, padding: str) -> tuple[Padding, int, int]:
+    """ComputePaddingHeightWidth: (padding, out_h, out_w) as TFLM's conv kernels compute them.
+
+    Like TFLM, invalid arguments (zero stride, unknown padding) give zero padding and zero
+    output size rather than an error; the kernels then loop over the output tensor's shape.
+    """
+    out_w = compute_out_size(padding, in_w, filter_w, stride_w, dilation_w)
+    if out_w is None:
+        return Padding(), 0, 0
+    out_h = compute_out_size(padding, in_h, filter_h, stride_h, dilation_h)
+    if out_h is None:
+        return Padding(), 0, out_w
+    ph, oh = _padding_with_offset(stride_h, dilation_h, in_h, filter_h, out_h)
+    pw, ow = _padding_with_offset(stride_w, dilation_w, in_w, filter_w, out_w)
+    return Padding(ph, pw, oh, ow), out_h, out_w
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """Shapes, strides and the zero-bordered buffer extent of one 2-D convolution."""
+
+    batches: int
+    in_h: int
+    in_w: int
+    in_c: int
+    out_h: int
+    out_w: int
+    filter_h: int
+    filter_w: int
+    stride_h: int
+    stride_w: int
+    dilation_h: int
+    dilation_w: int
+    pad_h: int
+    pad_w: int
+
+    @property
+    def padded_h(self) -> int:
+        reach = (self.out_h - 1) * self.stride_h + (self.filter_h - 1) * self.dilation_h + 1
+        return max(self.in_h + self.pad_h, reach)
+
+    @property
+    def padded_w(self) -> int:
+        reach = (self.out_w - 1) * self.stride_w + (self.filter_w - 1) * self.dilation_w + 1
+        return max(self.in_w + self.pad_w, reach)
+
+    @property
+    def needs_border(self) -> bool:
+        """False when the buffer would equal the input (no padding, nothing read past it)."""
+        return (self.pad_h, self.pad_w) != (0, 0) or self.padded_h != self.in_h \
+            or self.padded_w != self.in_w
+
+    @property
+    def is_pointwise(self) -> bool:
+        """A 1x1, stride-1, unpadded conv: the input itself is the im2col matrix."""
+        return (self.filter_h, self.filter_w, self.stride_h, self.stride_w) == (1, 1, 1, 1) \
+            and not self.needs_border and (self.out_h, self.out_w) == (self.in_h, self.in_w)
+
+    def padded_shape(self, channels: int) -> tuple[int, int, int, int]:
+        return (self.batches, self.padded_h, self.padded_w, channels)
+
+    def interior(self, padded: np.ndarray) -> np.ndarray:
+        """The view of a padded buffer where the input goes."""
+        return padded[:, self.pad_h:self.pad_h + self.in_h, self.pad_w:self.pad_w + self.in_w, :]
+
+    def tap(self, padded: np.ndarray, ky: int, kx: int) -> np.ndarray:
+        """Strided view of the padded buffer that filter tap (ky, kx) reads for every output."""
+        y0 = ky * self.dilation_h
+        x0 = kx * self.dilation_w
+        return padded[:, y0:y0 + (self.out_h - 1) * self.stride_h + 1:self.stride_h,
+                      x0:x0 + (self.out_w - 1) * self.stride_w + 1:self.stride_w, :]
+
+    def patches(self, padded: np.ndarray, y_start: int, y_stop: int) -> np.ndarray:
+        """(N, rows, out_w, fh, fw, C) read-only view of the patches of output rows
+        ``y_start:y_stop`` (no copy)."""
+        n, _, _, c = padded.shape
+        sn, sh, sw, sc = padded.strides
+        base = padded[:, y_start * self.stride_h:, :, :]
+        return as_strided(
+            base,
+            shape=(n, y_stop - y_start, self.out_w, self.filter_h, self.filter_w, c),
+            strides=(sn, sh * self.stride_h, sw * self.stride_w, sh * self.dilation_h,
+                     sw * self.dilation_w, sc),
+            writeable=False,
+        )
+
+    def tile_rows(self, k: int) -> int:
+        """Output rows per im2col tile so that a tile holds at most IM2COL_TILE_ELEMENTS."""
+        per_row = max(1, self.batches * self.out_w * k)
+        return max(1, min(self.out_h, IM2COL_TILE_ELEMENTS // per_row))
+
+
+def conv_geometry(input_shape: tuple[int, ...], filter_shape: tuple[int, ...],
+                  output_shape: tuple[int, ...], stride_h: int, stride_w: int,
+                  dilation_h: int, dilation_w: int, padding: Padding) -> ConvGeometry:
+    """Geometry of an NHWC conv whose filter is (·, fh, fw, ·)."""
+    for name, shape in (("input", input_shape), ("filter", filter_shape),
+                        ("output", output_shape)):
+        if len(shape) != 4:
+            raise KernelError(f"convolution {name} must be 4-D (NHWC), got shape {shape}")
+    if stride_h <= 0 or stride_w <= 0 or dilation_h <= 0 or dilation_w <= 0:
+        raise KernelError(f"convolution strides ({stride_h}, {stride_w}) and dilations "
+                          f"({dilation_h}, {dilation_w}) must be positive")
+    if input_shape[0] != output_shape[0]:
+        raise KernelError(f"convolution batch mismatch: input {input_shape}, "
+                          f"output {output_shape}")
+    return ConvGeometry(
+        batches=input_shape[0], in_h=input_shape[1], in_w=input_shape[2], in_c=input_shape[3],
+        out_h=output_shape[1], out_w=output_shape[2], filter_h=filter_shape[1],
+        filter_w=filter_shape[2], stride_h=stride_h, stride_w=stride_w, dilation_h=dilation_h,
+        dilation_w=dilation_w, pad_h=padding.height, pad_w=padding.width,
+    )
+
+
+def fill_padded(padded: np.ndarray, geom: ConvGeometry, x: np.ndarray, offset: int) -> None:
+    """Write ``x + offset`` (computed in the buffer's dtype) into the buffer's interior.
+
+    The border is never written, so it keeps the zeros the workspace was created with.
+    """
+    np.add(x, offset, out=geom.interior(padded), dtype=padded.dtype, casting="unsafe")
+
+
+def fill_padded_repeat(padded: np.ndarray, geom: ConvGeometry, x: np.ndarray, offset: int,
+                       repeat: int) -> None:
+    """As fill_padded, with every input channel repeated ``repeat`` times (depth multiplier):
+    buffer channel ``c * repeat + m`` holds input channel ``c``."""
+    inner = geom.interior(padded)
+    n, h, w, _ = inner.shape
+    view = inner.reshape(n, h, w, x.shape[3], repeat)
+    np.add(x[..., None], offset, out=view, dtype=padded.dtype, casting="unsafe")
+
+
+def im2col_gemm(padded: np.ndarray, geom: ConvGeometry, wmat: np.ndarray,
+                cols: np.ndarray | None, acc: np.ndarray) -> None:
+    """acc[(n, y, x), :] = patch(n, y, x) @ wmat for every output pixel, in row tiles.
+
+    ``wmat`` is (fh*fw*C, out_c) with rows ordered (ky, kx, c) like the filter's trailing dims;
+    ``acc`` is (N*out_h*out_w, out_c); ``cols`` an im2col workspace of at least
+    tile_rows * N * out_w * K elements (unused for a pointwise conv).
+    """
+    if geom.is_pointwise:
+        np.matmul(padded.reshape(-1, padded.shape[3]), wmat, out=acc)
+        return
+    k = wmat.shape[0]
+    assert cols is not None
+    rows = geom.tile_rows(k)
+    acc4 = acc.reshape(geom.batches, geom.out_h, geom.out_w, acc.shape[1])
+    for y0 in range(0, geom.out_h, rows):
+        y1 = min(geom.out_h, y0 + rows)
+        count = geom.batches * (y1 - y0) * geom.out_w
+        tile = cols[:count * k].reshape(geom.batches, y1 - y0, geom.out_w, geom.filter_h,
+                                        geom.filter_w, padded.shape[3])
+        np.copyto(tile, geom.patches(padded, y0, y1))
+        if geom.batches == 1:
+            np.matmul(tile.reshape(count, k), wmat, out=acc4[0, y0:y1].reshape(count, -1))
+        else:
+            acc4[:, y0:y1] = (tile.reshape(count, k) @ wmat).reshape(
+                geom.batches, y1 - y0, geom.out_w, -1)
+
+
+def im2col_workspace_elements(geom: ConvGeometry, k: int) -> int:
+    """Elements the im2col workspace needs (0 for a pointwise conv)."""
+    if geom.is_pointwise:
+        return 0
+    return geom.tile_rows(k) * geom.batches * geom.out_w * k
+
+
+def depthwise_taps(padded: np.ndarray, geom: ConvGeometry, weights: np.ndarray,
+                   acc: np.ndarray, tmp: np.ndarray) -> None:
+    """acc = sum over taps (ky, kx) of tap_view * weights[ky, kx, :], taps in TFLM's order.
+
+    ``weights`` is (fh, fw, C) in the accumulator dtype; ``acc`` and ``tmp`` are
+    (N, out_h, out_w, C). Summing tap by tap in (ky, kx) order is the order TFLM's reference
+    adds them, which makes float32 results identical, not merely close.
+    """
+    first = True
+    for ky in range(geom.filter_h):
+        for kx in range(geom.filter_w):
+            view = geom.tap(padded, ky, kx)
+            if first:
+                np.multiply(view, weights[ky, kx], out=acc)
+                first = False
+            else:
+                np.multiply(view, weights[ky, kx], out=tmp)
+                np.add(acc, tmp, out=acc)
+
+
+__all__ = [
+    "ConvGeometry",
+    "IM2COL_TILE_ELEMENTS",
+    "Padding",
+    "compute_out_size",
+    "compute_padding_height_width",
+    "conv_geometry",
+    "depthwise_taps",
+    "effective_filter_size",
+    "fill_padded",
+    "fill_padded_repeat",
+    "im2col_gemm",
+    "im2col_workspace_elements",
+]

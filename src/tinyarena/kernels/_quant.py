@@ -1,0 +1,477 @@
+"""Fixed-point quantization arithmetic shared by the kernels, bit-exact with TFLM.
+
+Every quantized kernel ends in the same step: an int32 (or int64) accumulator is scaled by a
+real multiplier that TFLM represents as a Q31 significand plus a power-of-two shift, then
+offset and clamped. Getting one rounding wrong here makes every quantized op differ by one
+LSB, so each function below names the TFLM/gemmlowp function it ports and follows its
+arithmetic exactly (default build: double rounding, i.e. without ``TFLITE_SINGLE_ROUNDING``).
+
+All array functions work on int64 numpy arrays so that intermediate products of two int32
+values (< 2**62) are exact, and they broadcast: a per-channel multiplier/shift of shape
+``(C,)`` applies along the last axis of an ``(..., C)`` accumulator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+
+IntOrArray = Union[int, np.ndarray]
+
+INT32_MIN = -(1 << 31)
+INT32_MAX = (1 << 31) - 1
+_Q31_ONE = 1 << 31
+_TRUNC_BIAS = (1 << 31) - 1
+
+FLOAT32_LOWEST = float(np.finfo(np.float32).min)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+# fused_activation_function names as in the schema's ActivationFunctionType enum.
+ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
+
+_QRANGE: dict[str, tuple[int, int]] = {
+    "uint8": (0, 255),
+    "int8": (-128, 127),
+    "int16": (-32768, 32767),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# Multiplier encoding (quantization_util.cc)
+# ----------------------------------------------------------------------------------------------
+
+
+def _round_half_away(x: float) -> int:
+    """TfLiteRound on a double (std::round): halves go away from zero, unlike Python's round."""
+    r = math.floor(abs(x) + 0.5)
+    return int(r) if x >= 0 else -int(r)
+
+
+def quantize_multiplier(double_multiplier: float) -> tuple[int, int]:
+    """TFLM QuantizeMultiplier: real multiplier -> (Q31 significand, power-of-two shift).
+
+    ``double_multiplier ~= significand * 2**(shift - 31)``. The significand rounds to 2**31 for
+    values just under a power of two; TFLM then halves it and bumps the shift. Shifts below -31
+    flush the multiplier to zero (TFLM's "denormals to zero").
+    """
+    m = float(double_multiplier)
+    if m == 0.0:
+        return 0, 0
+    if not math.isfinite(m):
+        raise KernelError(f"quantization multiplier {m} is not finite; check the tensor scales")
+    q, shift = math.frexp(m)
+    q_fixed = _round_half_away(q * _Q31_ONE)
+    if q_fixed == _Q31_ONE:
+        q_fixed //= 2
+        shift += 1
+    if shift < -31:
+        shift = 0
+        q_fixed = 0
+    return int(q_fixed), int(shift)
+
+
+def quantize_multiplier_array(multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """QuantizeMultiplier over an array of real multipliers -> (int32 significands, int32 shifts).
+
+    Vectorised form of :func:`quantize_multiplier`, used for per-channel scales.
+    """
+    m = np.asarray(multipliers, dtype=np.float64)
+    if not np.all(np.isfinite(m)):
+        raise KernelError("a per-channel quantization multiplier is not finite; check the scales")
+    q, shift = np.frexp(m)
+    scaled = q * float(_Q31_ONE)
+    q_fixed = (np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)).astype(np.int64)
+    shift = shift.astype(np.int64)
+    corner = q_fixed == _Q31_ONE
+    q_fixed = np.where(corner, q_fixed // 2, q_fixed)
+    shift = np.where(corner, shift + 1, shift)
+    tiny = shift < -31
+    q_fixed = np.where(tiny, 0, q_fixed)
+    shift = np.where(tiny, 0, shift)
+    zero = m == 0.0
+    q_fixed = np.where(zero, 0, q_fixed)
+    shift = np.where(zero, 0, shift)
+    return q_fixed.astype(np.int32), shift.astype(np.int32)
+
+
+def quantize_multiplier_greater_than_one(double_multiplier: float) -> tuple[int, int]:
+    """TFLM QuantizeMultiplierGreaterThanOne: as quantize_multiplier, requires m > 1."""
+    if not double_multiplier > 1.0:
+        raise KernelError(f"multiplier {double_multiplier} must be > 1 here; check the scales")
+    q, shift = quantize_multiplier(double_multiplier)
+    if shift < 0:
+        raise KernelError(f"multiplier {double_multiplier} gave a negative left shift")
+    return q, shift
+
+
+def quantize_multiplier_smaller_than_one_exp(double_multiplier: float) -> tuple[int, int]:
+    """TFLM QuantizeMultiplierSmallerThanOneExp: requires 0 < m < 1; shift is <= 0."""
+    if not 0.0 < double_multiplier < 1.0:
+        raise KernelError(
+            f"multiplier {double_multiplier} must lie in (0, 1) here; check the tensor scales"
+        )
+    q, shift = quantize_multiplier(double_multiplier)
+    if shift > 0:
+        raise KernelError(f"multiplier {double_multiplier} gave a positive shift")
+    return q, shift
+
+
+def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
+                           total_signed_bits: int = 31) -> int:
+    """TFLM CalculateInputRadius: the largest |input| that does not saturate (logistic, tanh)."""
+    max_input_rescaled = (
+        1.0
+        * ((1 << input_integer_bits) - 1)
+        * (1 << (total_signed_bits - input_integer_bits))
+        / (1 << input_left_shift)
+    )
+    return int(math.floor(max_input_rescaled))
+
+
+# ----------------------------------------------------------------------------------------------
+# gemmlowp fixed-point primitives, vectorised over int64 arrays
+# ----------------------------------------------------------------------------------------------
+
+
+def wrap_int32(x: np.ndarray) -> np.ndarray:
+    """Two's-complement wrap of int64 values into the int32 range (C's int32 overflow)."""
+    x = np.asarray(x, dtype=np.int64)
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def saturating_rounding_doubling_high_mul(a: IntOrArray, b: IntOrArray) -> np.ndarray:
+    """gemmlowp SaturatingRoundingDoublingHighMul on int32 values held in int64 arrays.
+
+    (a*b + nudge) / 2**31 with C's truncating division; nudge is 2**30 for a non-negative
+    product and 1 - 2**30 otherwise. The single overflow case a == b == INT32_MIN saturates.
+    """
+    a64 = np.asarray(a, dtype=np.int64)
+    b64 = np.asarray(b, dtype=np.int64)
+    ab = a64 * b64
+    x = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    # truncating division by 2**31: floor shift, corrected toward zero for negatives
+    q = (x + np.where(x < 0, _TRUNC_BIAS, 0)) >> 31
+    overflow = (a64 == INT32_MIN) & (b64 == INT32_MIN)
+    if np.any(overflow):
+        q = np.where(overflow, INT32_MAX, q)
+    return q
+
+
+def rounding_divide_by_pot(x: IntOrArray, exponent: IntOrArray) -> np.ndarray:
+    """gemmlowp RoundingDivideByPOT: x / 2**exponent rounded to nearest, ties away from zero."""
+    x64 = np.asarray(x, dtype=np.int64)
+    e = np.asarray(exponent, dtype=np.int64)
+    mask = (np.int64(1) << e) - 1
+    remainder = x64 & mask
+    threshold = (mask >> 1) + (x64 < 0)
+    return (x64 >> e) + (remainder > threshold)
+
+
+def multiply_by_quantized_multiplier(x: IntOrArray, quantized_multiplier: IntOrArray,
+                                     shift: IntOrArray) -> np.ndarray:
+    """TFLM MultiplyByQuantizedMultiplier(int32 x, ...), double rounding, vectorised.
+
+    ``x`` holds int32 accumulators (any integer dtype; values must fit int32). A positive
+    ``shift`` is a left shift done first in wrapping int32 arithmetic, as in C; a negative one
+    a rounding right shift done last. Multiplier and shift may be scalars or arrays that
+    broadcast against ``x`` (per-channel: shape ``(C,)`` against ``(..., C)``). Returns int64.
+    """
+    s = np.asarray(shift, dtype=np.int64)
+    left = np.maximum(s, 0)
+    right = np.maximum(-s, 0)
+    x64 = np.asarray(x, dtype=np.int64)
+    if np.any(left):
+        x64 = wrap_int32(x64 << left)
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x64, quantized_multiplier),
+                                  right)
+
+
+def multiply_by_quantized_multiplier_int64(x: IntOrArray, quantized_multiplier: IntOrArray,
+                                           shift: IntOrArray) -> np.ndarray:
+    """TFLM MultiplyByQuantizedMultiplier(int64 x, ...): the 16x8 kernels' int64 accumulators.
+
+    TFLM drops the multiplier to 16 bits (rounded; saturated at 0x7FFF), multiplies, adds the
+    rounding bit and shifts right arithmetically by 15 - shift; the result is truncated to
+    int32. ``x`` must lie in [-2**47, 2**47). Returns int64 holding the int32 result.
+    """
+    qm = np.asarray(quantized_multiplier, dtype=np.int64)
+    reduced = np.where(qm < 0x7FFF0000, (qm + (1 << 15)) >> 16, 0x7FFF)
+    total_shift = 15 - np.asarray(shift, dtype=np.int64)
+    x64 = np.asarray(x, dtype=np.int64)
+    y = x64 * reduced + (np.int64(1) << (total_shift - 1))
+    return wrap_int32(y >> total_shift)
+
+
+def multiply_by_quantized_multiplier_smaller_than_one_exp(
+        x: IntOrArray, quantized_multiplier: IntOrArray, left_shift: IntOrArray) -> np.ndarray:
+    """TFLM MultiplyByQuantizedMultiplierSmallerThanOneExp: SRDHM then rounding right shift."""
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, quantized_multiplier),
+                                  -np.asarray(left_shift, dtype=np.int64))
+
+
+def multiply_by_quantized_multiplier_greater_than_one(
+        x: IntOrArray, quantized_multiplier: IntOrArray, left_shift: IntOrArray) -> np.ndarray:
+    """TFLM MultiplyByQuantizedMultiplierGreaterThanOne: wrapping int32 left shift, then SRDHM."""
+    x64 = wrap_int32(np.asarray(x, dtype=np.int64) << np.asarray(left_shift, dtype=np.int64))
+    return saturating_rounding_doubling_high_mul(x64, quantized_multiplier)
+
+
+# ----------------------------------------------------------------------------------------------
+# Activation ranges (kernel_util.cc / kernel_util.h)
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """A tensor's per-tensor quantization as TFLM's TfLiteQuantizationParams (float32 scale)."""
+
+    scale: float
+    zero_point: int
+
+
+def _check_activation(activation: str) -> None:
+    if activation not in ACTIVATIONS:
+        raise KernelError(
+            f"unknown fused_activation_function {activation!r}; expected one of {ACTIVATIONS}"
+        )
+
+
+def _quantize_float_for_range(scale: float, zero_point: int, value: float) -> int:
+    """TFLM kernel_util.cc Quantize: roundf(value / scale) in float32, plus the zero point."""
+    tmp = np.float32(value) / np.float32(scale)
+    if not np.isfinite(tmp) or not (-2.0**31 <= float(tmp) <= 2.0**31 - 1):
+        raise KernelError(f"activation bound {value} overflows int32 at scale {scale}")
+    return int(zero_point) + _round_half_away(float(tmp))  # roundf, exact in double
+
+
+def qrange(dtype: str | np.dtype | type) -> tuple[int, int]:
+    """(min, max) of a quantized integer type given as a name or numpy dtype."""
+    name = np.dtype(dtype).name
+    if name not in _QRANGE:
+        raise KernelError(f"type {name} is not a quantized type (expected int8, uint8 or int16)")
+    return _QRANGE[name]
+
+
+def calculate_activation_range_quantized(activation: str, scale: float, zero_point: int,
+                                         dtype: str | np.dtype | type) -> tuple[int, int]:
+    """TFLM CalculateActivationRangeQuantized: clamp bounds in the output's quantized domain.
+
+    RELU, RELU6 and RELU_N1_TO_1 quantize their real bounds with the output scale/zero point
+    and intersect with the type's range; every other activation uses the full type range.
+    """
+    _check_activation(activation)
+    qmin, qmax = qrange(dtype)
+    if activation == "RELU":
+        return max(qmin, _quantize_float_for_range(scale, zero_point, 0.0)), qmax
+    if activation == "RELU6":
+        return (max(qmin, _quantize_float_for_range(scale, zero_point, 0.0)),
+                min(qmax, _quantize_float_for_range(scale, zero_point, 6.0)))
+    if activation == "RELU_N1_TO_1":
+        return (max(qmin, _quantize_float_for_range(scale, zero_point, -1.0)),
+                min(qmax, _quantize_float_for_range(scale, zero_point, 1.0)))
+    return qmin, qmax
+
+
+def calculate_activation_range_float(activation: str) -> tuple[float, float]:
+    """TFLM CalculateActivationRange<float>: clamp bounds for float kernels."""
+    _check_activation(activation)
+    if activation == "RELU":
+        return 0.0, FLOAT32_MAX
+    if activation == "RELU6":
+        return 0.0, 6.0
+    if activation == "RELU_N1_TO_1":
+        return -1.0, 1.0
+    return FLOAT32_LOWEST, FLOAT32_MAX
+
+
+def calculate_activation_range_int(activation: str, dtype: str | np.dtype | type
+                                   ) -> tuple[int, int]:
+    """TFLM CalculateActivationRange<int32/int64>: unscaled integer bounds (e.g. int32 ADD)."""
+    _check_activation(activation)
+    info = np.iinfo(np.dtype(dtype))
+    if activation == "RELU":
+        return 0, int(info.max)
+    if activation == "RELU6":
+        return 0, 6
+    if activation == "RELU_N1_TO_1":
+        return -1, 1
+    return int(info.min), int(info.max)
+
+
+# ----------------------------------------------------------------------------------------------
+# Convolution-style requantisation (PopulateConvolutionQuantizationParams)
+# ----------------------------------------------------------------------------------------------
+
+
+def per_channel_multipliers(input_scale: float, filter_scales: np.ndarray, output_scale: float,
+                            num_channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """TFLM PopulateConvolutionQuantizationParams: per-output-channel (multiplier, shift).
+
+    The effective scale is computed in double as in_scale * filter_scale / out_scale from the
+    float32 scales; a single filter scale is broadcast to all ``num_channels``.
+    """
+    fs = np.asarray(filter_scales, dtype=np.float32).reshape(-1)
+    if fs.size == 1:
+        fs = np.full(num_channels, fs[0], dtype=np.float32)
+    elif fs.size != num_channels:
+        raise KernelError(
+            f"filter has {fs.size} per-channel scales but {num_channels} output channels; "
+            "the scale count must match the quantized dimension"
+        )
+    effective = (float(np.float32(input_scale)) * fs.astype(np.float64)
+                 / float(np.float32(output_scale)))
+    return quantize_multiplier_array(effective)
+
+
+def requantize(acc: np.ndarray, multiplier: IntOrArray, shift: IntOrArray, output_offset: int,
+               act_min: int, act_max: int, out: np.ndarray | None = None) -> np.ndarray:
+    """MultiplyByQuantizedMultiplier + output offset + clamp, as TFLM's quantized kernels end.
+
+    ``acc`` holds int32 accumulators (bias already added). The result is written to ``out``
+    (any integer dtype, e.g. the int8 output view) when given, and returned.
+    """
+    scaled = multiply_by_quantized_multiplier(acc, multiplier, shift)
+    scaled += output_offset
+    np.clip(scaled, act_min, act_max, out=scaled)
+    if out is None:
+        return scaled
+    out[...] = scaled
+    return out
+
+
+def requantize_int64(acc: np.ndarray, multiplier: IntOrArray, shift: IntOrArray,
+                     output_offset: int, act_min: int, act_max: int,
+                     out: np.ndarray | None = None) -> np.ndarray:
+    """As :func:`requantize` for the 16x8 kernels' int64 accumulators."""
+    scaled = multiply_by_quantized_multiplier_int64(acc, multiplier, shift)
+    scaled += output_offset
+    np.clip(scaled, act_min, act_max, out=scaled)
+    if out is None:
+        return scaled
+    out[...] = scaled
+    return out
+
+
+
+@dataclass(frozen=True)
+class ChannelRequant:
+    """Per-channel (or per-tensor) requantisation constants, precomputed at prepare.
+
+    Arrays are int64 of shape ``(C,)`` (or ``(1,)``) so they broadcast along the last axis of an
+    accumulator. ``left``/``right`` split the TFLM shift; ``half`` and ``rounds`` are the
+    rounding terms of RoundingDivideByPOT per channel.
+    """
+
+    multiplier: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    half: np.ndarray
+    rounds: np.ndarray
+    any_left: bool
+    any_right: bool
+    output_offset: int
+    act_min: int
+    act_max: int
+
+    @staticmethod
+    def make(multiplier: IntOrArray, shift: IntOrArray, output_offset: int, act_min: int,
+             act_max: int) -> "ChannelRequant":
+        m = np.atleast_1d(np.asarray(multiplier, dtype=np.int64)).copy()
+        s = np.atleast_1d(np.asarray(shift, dtype=np.int64))
+        m, s = np.broadcast_arrays(m, s)
+        if np.any(m < 0):
+            raise KernelError("negative quantized multiplier; tensor scales must be positive")
+        left = np.maximum(s, 0).astype(np.int64)
+        right = np.maximum(-s, 0).astype(np.int64)
+        if np.any(right > 62):
+            raise KernelError("requantisation right shift out of range")
+        half = np.where(right > 0, np.int64(1) << np.maximum(right - 1, 0), 0).astype(np.int64)
+        rounds = (right > 0).astype(np.int64)
+        return ChannelRequant(np.ascontiguousarray(m), left, right, half, rounds,
+                              bool(np.any(left)), bool(np.any(right)), int(output_offset),
+                              int(act_min), int(act_max))
+
+
+def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
+                       tmp: np.ndarray) -> None:
+    """Fast MultiplyByQuantizedMultiplier (int32 form) + offset + clamp, written into ``out``.
+
+    Same results as :func:`requantize` for non-negative multipliers, with fewer passes and no
+    allocation: ``acc`` (int64, int32-valued accumulators, C-contiguous ``(..., C)``) is
+    overwritten, ``tmp`` is an int64 scratch of the same shape. It relies on two identities of
+    the gemmlowp primitives: SaturatingRoundingDoublingHighMul(a, b) == (a*b + 2**30) >> 31
+    (floor shift) whenever not a == b == INT32_MIN (impossible for b >= 0), and
+    RoundingDivideByPOT(x, e) == (x + 2**(e-1) - [x < 0]) >> e for e >= 1.
+    """
+    if rq.any_left:
+        np.left_shift(acc, rq.left, out=acc)
+        acc += 1 << 31
+        np.bitwise_and(acc, 0xFFFFFFFF, out=acc)
+        acc -= 1 << 31
+    np.multiply(acc, rq.multiplier, out=acc)
+    acc += 1 << 30
+    np.right_shift(acc, 31, out=acc)
+    if rq.any_right:
+        np.less(acc, 0, out=tmp)
+        np.multiply(tmp, rq.rounds, out=tmp)
+        acc -= tmp
+        acc += rq.half
+        np.right_shift(acc, rq.right, out=acc)
+    acc += rq.output_offset
+    np.clip(acc, rq.act_min, rq.act_max, out=acc)
+    np.copyto(out, acc.reshape(out.shape), casting="unsafe")
+
+
+def requantize_int64_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray) -> None:
+    """MultiplyByQuantizedMultiplier (int64 form, 16x8 kernels) + offset + clamp into ``out``.
+
+    ``acc`` (int64) is overwritten. The multiplier is reduced to 16 bits as TFLM does.
+    """
+    reduced = np.where(rq.multiplier < 0x7FFF0000, (rq.multiplier + (1 << 15)) >> 16, 0x7FFF)
+    shift = rq.left - rq.right
+    total_shift = 15 - shift
+    np.multiply(acc, reduced, out=acc)
+    acc += np.int64(1) << (total_shift - 1)
+    np.right_shift(acc, total_shift, out=acc)
+    acc += 1 << 31
+    np.bitwise_and(acc, 0xFFFFFFFF, out=acc)
+    acc -= 1 << 31
+    acc += rq.output_offset
+    np.clip(acc, rq.act_min, rq.act_max, out=acc)
+    np.copyto(out, acc.reshape(out.shape), casting="unsafe")
+
+__all__ = [
+    "ACTIVATIONS",
+    "ChannelRequant",
+    "FLOAT32_LOWEST",
+    "FLOAT32_MAX",
+    "INT32_MAX",
+    "INT32_MIN",
+    "QuantParams",
+    "calculate_activation_range_float",
+    "calculate_activation_range_int",
+    "calculate_activation_range_quantized",
+    "calculate_input_radius",
+    "multiply_by_quantized_multiplier",
+    "multiply_by_quantized_multiplier_greater_than_one",
+    "multiply_by_quantized_multiplier_int64",
+    "multiply_by_quantized_multiplier_smaller_than_one_exp",
+    "per_channel_multipliers",
+    "qrange",
+    "quantize_multiplier",
+    "quantize_multiplier_array",
+    "quantize_multiplier_greater_than_one",
+    "quantize_multiplier_smaller_than_one_exp",
+    "requantize",
+    "requantize_int64",
+    "requantize_inplace",
+    "requantize_int64_inplace",
+    "rounding_divide_by_pot",
+    "saturating_rounding_doubling_high_mul",
+    "wrap_int32",
+]

@@ -1,0 +1,136 @@
+"""QUANTIZE and DEQUANTIZE arithmetic: TFLM's quantize_common.cc / dequantize_common.cc with
+reference/quantize.h (AffineQuantize), requantize.h (Requantize) and dequantize.h.
+
+QUANTIZE float -> int: ``round(x / scale) + zero_point`` with the division in float32 and
+std::round (halves away from zero), the float -> int32 conversion done as x86-64 does it
+(out-of-range and NaN give INT32_MIN) and the zero point added with int32 wrap-around, then
+clamped. Integer -> integer: MultiplyByQuantizedMultiplier by in_scale/out_scale (double),
+with TFLM's shortcut of flipping the top bit for int8 <-> uint8 at equal scales.
+DEQUANTIZE: ``float32(double(scale) * (q - zero_point))``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels._quant import multiply_by_quantized_multiplier, quantize_multiplier
+from tinyarena.kernels._unary import quant_params, require_same_size
+from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
+
+_F32, _I32, _I16, _I8, _U8 = (TensorType.FLOAT32, TensorType.INT32, TensorType.INT16,
+                              TensorType.INT8, TensorType.UINT8)
+_QUANTIZE_INPUTS = (_F32, _I32, _I16, _I8, _U8)
+_QUANTIZE_OUTPUTS = (_I8, _I16, _I32, _U8)
+# PrepareQuantizeReference computes a requantization multiplier for these pairs.
+_REQUANTIZE_PAIRS = ((_I16, _I8), (_I8, _I8), (_I8, _U8), (_U8, _I8), (_I8, _I16), (_I8, _I32),
+                     (_I16, _I16), (_I16, _I32), (_I32, _I8), (_I32, _I16))
+# EvalQuantizeReference implements these (anything else fails at invoke, as in TFLM).
+QUANTIZE_EVAL_PAIRS = ((_F32, _I8), (_F32, _I16)) + tuple(
+    p for p in _REQUANTIZE_PAIRS if p != (_I16, _I8) or True)
+
+
+@dataclass(frozen=True)
+class QuantizeOpData:
+    """OpDataQuantizeReference."""
+
+    input_type: TensorType
+    output_type: TensorType
+    output_zero_point: int
+    output_scale: float
+    input_zero_point: int
+    requantize_multiplier: int = 0
+    requantize_shift: int = 0
+
+
+@dataclass(frozen=True)
+class DequantizeOpData:
+    """DequantizeOpData: the input's scale (as double) and zero point."""
+
+    input_type: TensorType
+    scale: float
+    zero_point: int
+
+
+def quantize_op_data(inp: Tensor, out: Tensor) -> QuantizeOpData:
+    """PrepareQuantizeReference."""
+    q = out.quantization
+    if q is None or len(q.scale) != 1:
+        raise KernelError("QUANTIZE needs a per-tensor quantized output (exactly one scale); "
+                          "TFLM does not quantize per channel here")
+    if inp.type not in _QUANTIZE_INPUTS or out.type not in _QUANTIZE_OUTPUTS:
+        raise KernelError(f"QUANTIZE does not support {inp.type.name.lower()} -> "
+                          f"{out.type.name.lower()}; inputs float32/int32/int16/int8/uint8, "
+                          "outputs int8/int16/int32/uint8")
+    require_same_size("QUANTIZE", inp, out)
+    iq, oq = quant_params(inp), quant_params(out)
+    multiplier, shift = 0, 0
+    if (inp.type, out.type) in _REQUANTIZE_PAIRS:
+        multiplier, shift = quantize_multiplier(float(iq.scale) / float(oq.scale))
+    return QuantizeOpData(inp.type, out.type, oq.zero_point, float(oq.scale), iq.zero_point,
+                          multiplier, shift)
+
+
+def dequantize_op_data(inp: Tensor, out: Tensor) -> DequantizeOpData:
+    """DequantizePrepare."""
+    if inp.type not in (_I8, _I16, _U8) or out.type != _F32:
+        raise KernelError(f"DEQUANTIZE does not support {inp.type.name.lower()} -> "
+                          f"{out.type.name.lower()}; TFLM takes int8/int16/uint8 to float32")
+    require_same_size("DEQUANTIZE", inp, out)
+    iq = quant_params(inp)
+    return DequantizeOpData(inp.type, float(iq.scale), iq.zero_point)
+
+
+def _c_float_to_int32(x: np.ndarray) -> np.ndarray:
+    """static_cast<int32_t>(float) as cvttss2si executes it: truncate; INT32_MIN if invalid."""
+    x64 = x.astype(np.float64)
+    ok = np.isfinite(x64) & (x64 > -2.0**31 - 1) & (x64 < 2.0**31)
+    return np.where(ok, np.trunc(np.where(ok, x64, 0.0)), -2.0**31).astype(np.int64)
+
+
+def _round_half_away(x: np.ndarray) -> np.ndarray:
+    a = np.abs(x)
+    fl = np.floor(a)
+    return np.copysign(fl + (a - fl >= 0.5), x)
+
+
+def _wrap32(x: np.ndarray) -> np.ndarray:
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def quantize(x: np.ndarray, data: QuantizeOpData) -> np.ndarray:
+    """EvalQuantizeReference: AffineQuantize (float input) or Requantize (integer input)."""
+    pair = (data.input_type, data.output_type)
+    info = np.iinfo(NUMPY_DTYPES[data.output_type])
+    if data.input_type == _F32:
+        if pair not in ((_F32, _I8), (_F32, _I16)):
+            raise KernelError(f"QUANTIZE float32 -> {data.output_type.name.lower()} is not "
+                              "implemented by TFLM's reference kernel; use int8 or int16")
+        scaled = (x.astype(np.float32) / np.float32(data.output_scale)).astype(np.float32)
+        unclamped = _wrap32(_c_float_to_int32(_round_half_away(scaled)) + data.output_zero_point)
+        return np.clip(unclamped, info.min, info.max)
+    if pair not in _REQUANTIZE_PAIRS or pair == (_I16, _I8) and False:
+        raise KernelError(f"QUANTIZE {data.input_type.name.lower()} -> "
+                          f"{data.output_type.name.lower()} is not implemented by TFLM's "
+                          "reference kernel")
+    if pair in ((_I8, _U8), (_U8, _I8)) and (data.requantize_multiplier, data.requantize_shift) \
+            == (1 << 30, 1):
+        diff = data.input_zero_point - data.output_zero_point
+        if (pair == (_I8, _U8) and diff == -128) or (pair == (_U8, _I8) and diff == 128):
+            return (x.astype(np.int64) ^ 0x80) & 0xFF if pair == (_I8, _U8) \
+                else ((x.astype(np.int64) ^ 0x80) & 0xFF) - ((x.astype(np.int64) < 128) << 8)
+    centered = _wrap32(x.astype(np.int64) - data.input_zero_point)
+    scaled = multiply_by_quantized_multiplier(centered, data.requantize_multiplier,
+                                              data.requantize_shift)
+    return np.clip(_wrap32(scaled + data.output_zero_point), info.min, info.max)
+
+
+def dequantize(x: np.ndarray, data: DequantizeOpData) -> np.ndarray:
+    """reference_ops::Dequantize: double arithmetic, one rounding to float32 at the end."""
+    return (data.scale * (x.astype(np.float64) - data.zero_point)).astype(np.float32)
+
+
+__all__ = ["DequantizeOpData", "QuantizeOpData", "dequantize", "dequantize_op_data", "quantize",
+           "quantize_op_data"]

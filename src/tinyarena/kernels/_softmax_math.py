@@ -1,0 +1,159 @@
+"""SOFTMAX arithmetic: TFLM's CalculateSoftmaxParams (softmax_common.cc) and reference/softmax.h.
+
+Types (as TFLM's reference kernel): float32; int8 -> int8 (output zero point -128, scale
+1/256); int8 -> int16 (zero point -32768, scale 1/65536); int16 -> int16 (zero points 0,
+output scale 1/32768).
+
+int8 input runs gemmlowp's fixed-point exp (Q5.26 differences, Q12 accumulator) and
+reciprocal; int16 input runs two 513-entry LUTs (exp on [-10, 0] and 1/(1+x)) with
+interpolation; float32 computes exp(beta * (x - max)) and divides by the float32 running sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels._fixedpoint import (
+    count_leading_zeros_u32,
+    exp_on_negative_values,
+    get_reciprocal,
+)
+from tinyarena.kernels._lut import lut_lookup_int16, softmax_int16_luts
+from tinyarena.kernels._quant import (
+    calculate_input_radius,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_greater_than_one,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
+    wrap_int32,
+)
+from tinyarena.kernels._unary import quant_params, require_same_size, require_types
+from tinyarena.model.options import SoftmaxOptions
+from tinyarena.model.types import Operator, Tensor, TensorType
+
+_SCALED_DIFF_INTEGER_BITS = 5  # Q5.26 input differences (reference_ops::Softmax)
+_ACCUMULATION_INTEGER_BITS = 12
+_F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
+_SUPPORTED = ((_F32, _F32), (_I8, _I8), (_I8, _I16), (_I16, _I16))
+
+
+@dataclass(frozen=True)
+class SoftmaxOpData:
+    """SoftmaxParams as CalculateSoftmaxParams fills it."""
+
+    input_type: TensorType
+    output_type: TensorType
+    beta: float = 1.0
+    input_multiplier: int = 0
+    input_left_shift: int = 0
+    diff_min: int = 0
+
+
+def _near(value: float, target: float, tol: float) -> bool:
+    return abs(value - target) <= tol
+
+
+def softmax_op_data(op: Operator, inp: Tensor, out: Tensor) -> SoftmaxOpData:
+    """CalculateSoftmaxParams: type checks, output quantization checks and the multipliers."""
+    if len(inp.shape) < 1:
+        raise KernelError("SOFTMAX input must have at least one dimension")
+    require_types("SOFTMAX", inp, out, _SUPPORTED)
+    require_same_size("SOFTMAX", inp, out)
+    options = op.options if isinstance(op.options, SoftmaxOptions) else SoftmaxOptions()
+    beta = float(np.float32(options.beta))
+    iq, oq = quant_params(inp), quant_params(out)
+    if inp.type == _I16:
+        if iq.zero_point != 0 or oq.zero_point != 0:
+            raise KernelError("int16 SOFTMAX needs zero points of 0 on input and output")
+        if not _near(oq.scale, 1.0 / 32768, 0.001 / 32768):
+            raise KernelError(f"int16 SOFTMAX needs an output scale of 1/32768, got {oq.scale}")
+        multiplier, shift = quantize_multiplier(iq.scale * beta / (10.0 / 65535.0))
+        return SoftmaxOpData(inp.type, out.type, beta, multiplier, shift)
+    if inp.type == _I8:
+        if out.type == _I16:
+            if oq.zero_point != -32768 or not _near(oq.scale, 1.0 / 65536, 0.001 / 65536):
+                raise KernelError("int8->int16 SOFTMAX needs output zero point -32768 and "
+                                  f"scale 1/65536, got {oq.zero_point} and {oq.scale}")
+        elif oq.zero_point != -128 or np.float32(oq.scale) != np.float32(1.0 / 256):
+            raise KernelError("int8 SOFTMAX needs output zero point -128 and scale 1/256, got "
+                              f"{oq.zero_point} and {oq.scale}")
+        multiplier, shift = _preprocess_softmax_scaling(beta, iq.scale)
+        radius = calculate_input_radius(_SCALED_DIFF_INTEGER_BITS, shift)
+        return SoftmaxOpData(inp.type, out.type, beta, multiplier, shift, diff_min=-radius)
+    return SoftmaxOpData(inp.type, out.type, beta)
+
+
+def _preprocess_softmax_scaling(beta: float, input_scale: float) -> tuple[int, int]:
+    """TFLM PreprocessSoftmaxScaling with 5 integer bits (QuantizeMultiplierGreaterThanOne)."""
+    real = min(beta * input_scale * float(1 << (31 - _SCALED_DIFF_INTEGER_BITS)),
+               float((1 << 31) - 1))
+    if not real > 1.0:
+        raise KernelError(f"SOFTMAX beta * input scale = {beta * input_scale} is too small for "
+                          "TFLM's int8 kernel (it needs beta * scale * 2**26 > 1)")
+    return quantize_multiplier(real)
+
+
+def softmax(x: np.ndarray, data: SoftmaxOpData) -> np.ndarray:
+    """SoftmaxEval's arithmetic over the last axis; returns an array shaped (rows, depth)."""
+    depth = x.shape[-1] if x.ndim else 1
+    rows = x.reshape(-1, depth)
+    if data.input_type == _F32:
+        return _softmax_float(rows, data.beta)
+    if data.input_type == _I8:
+        return _softmax_int8(rows, data, 16 if data.output_type == _I16 else 8)
+    return _softmax_int16(rows, data)
+
+
+def _softmax_float(rows: np.ndarray, beta: float) -> np.ndarray:
+    """reference_ops::Softmax<float>: exp in float, sequential float32 sum, then divide."""
+    f32 = np.float32
+    diff = (rows - rows.max(axis=1, keepdims=True)) * f32(beta)
+    exp = np.exp(diff.astype(np.float64)).astype(f32)
+    total = np.cumsum(exp, axis=1, dtype=f32)[:, -1:]  # left-to-right, as the C loop
+    return exp / total
+
+
+def _softmax_int8(rows: np.ndarray, data: SoftmaxOpData, out_bits: int) -> np.ndarray:
+    """reference_ops::Softmax<int8_t, int8_t/int16_t>: gemmlowp fixed-point exp and 1/sum."""
+    x = rows.astype(np.int64)
+    diff = x - x.max(axis=1, keepdims=True)
+    valid = diff >= data.diff_min
+    rescaled = multiply_by_quantized_multiplier_greater_than_one(
+        diff, data.input_multiplier, data.input_left_shift)
+    exp = exp_on_negative_values(rescaled, _SCALED_DIFF_INTEGER_BITS)
+    contrib = np.where(valid, rounding_divide_by_pot(exp, _ACCUMULATION_INTEGER_BITS), 0)
+    sum_of_exps = wrap_int32(contrib.sum(axis=1))
+    shifted_scale, num_bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
+    exponent = num_bits_over_unit + 31 - out_bits
+    unsat = rounding_divide_by_pot(
+        saturating_rounding_doubling_high_mul(shifted_scale[:, None], exp), exponent[:, None])
+    out_min = -(1 << (out_bits - 1))
+    out_max = (1 << (out_bits - 1)) - 1
+    shifted = np.clip(unsat + out_min, out_min, out_max)
+    return np.where(valid, shifted, out_min)
+
+
+def _softmax_int16(rows: np.ndarray, data: SoftmaxOpData) -> np.ndarray:
+    """reference_ops::SoftmaxInt16: exp LUT, Q16.15 sum, 1/(1+x) LUT, rounding rescale."""
+    exp_lut, recip_lut = softmax_int16_luts()
+    x = rows.astype(np.int64)
+    diff = x - x.max(axis=1, keepdims=True)
+    scaled = multiply_by_quantized_multiplier(diff, data.input_multiplier, data.input_left_shift)
+    sym = np.clip(scaled + 32767, -32768, 32767)
+    exp = lut_lookup_int16(sym, exp_lut)
+    sum_of_exps = wrap_int32(exp.sum(axis=1))
+    headroom_plus_one = count_leading_zeros_u32(sum_of_exps)
+    shifted_sum = ((sum_of_exps << (headroom_plus_one - 1)) + (1 << 13)) >> 14
+    sym_sum = np.clip(shifted_sum - ((1 << 15) + (1 << 16)), -32768, 32767)
+    reciprocal = lut_lookup_int16(sym_sum, recip_lut)
+    right_shift = (31 - headroom_plus_one)[:, None]
+    rounding = np.int64(1) << (right_shift - 1)
+    result = (exp * reciprocal[:, None] + rounding) >> right_shift
+    return np.clip(result, 0, 32767)
+
+
+__all__ = ["SoftmaxOpData", "softmax", "softmax_op_data"]

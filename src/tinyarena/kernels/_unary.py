@@ -1,0 +1,68 @@
+"""Small helpers shared by the one-input kernels (activations, softmax, pooling, quantize, ...).
+
+They read what TFLM's Prepare reads from a TfLiteTensor: the type and the per-tensor
+quantization parameters (``params.scale`` / ``params.zero_point``, i.e. the first entries of
+the quantization arrays, 0/0 when the tensor is not quantized).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels._quant import QuantParams
+from tinyarena.kernels.base import PrepareContext
+from tinyarena.model.types import Operator, Tensor, TensorType
+
+
+def quant_params(t: Tensor) -> QuantParams:
+    """TfLiteTensor::params: the first scale (as float32) and zero point; 0/0 if unquantized."""
+    q = t.quantization
+    if q is None or len(q.scale) == 0:
+        return QuantParams(0.0, 0)
+    zp = int(q.zero_point[0]) if len(q.zero_point) else 0
+    return QuantParams(float(np.float32(q.scale[0])), zp)
+
+
+def io_tensors(ctx: PrepareContext, op: Operator, name: str) -> tuple[Tensor, Tensor]:
+    """The op's first input and first output; raises KernelError naming the op if absent."""
+    if not op.inputs or not op.outputs:
+        raise KernelError(f"{name} needs one input and one output tensor")
+    inp = ctx.tensor(op.inputs[0])
+    out = ctx.tensor(op.outputs[0])
+    if inp is None or out is None:
+        raise KernelError(f"{name} needs one input and one output tensor")
+    return inp, out
+
+
+def require_types(name: str, inp: Tensor, out: Tensor,
+                  allowed: tuple[tuple[TensorType, TensorType], ...]) -> None:
+    """TF_LITE_ENSURE on the (input type, output type) pair, with the supported list in the text."""
+    if (inp.type, out.type) not in allowed:
+        pairs = ", ".join(f"{a.name.lower()}->{b.name.lower()}" for a, b in allowed)
+        raise KernelError(f"{name} does not support {inp.type.name.lower()} -> "
+                          f"{out.type.name.lower()}; TFLM supports {pairs}")
+
+
+def require_same_size(name: str, inp: Tensor, out: Tensor) -> None:
+    if inp.element_count != out.element_count:
+        raise KernelError(f"{name}: input shape {inp.shape} and output shape {out.shape} have "
+                          "different element counts; fix the output tensor's shape")
+
+
+def checked_log2(x: float) -> tuple[bool, int]:
+    """TFLM CheckedLog2: (is x a power of two within 1e-3 in log2, rounded log2), in float32."""
+    xf = np.float32(x)
+    if not xf > 0:
+        return False, 0
+    x_log2 = np.float32(np.log(xf)) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    rounded = np.float32(np.copysign(np.floor(abs(float(x_log2)) + 0.5), float(x_log2)))
+    frac = np.float32(x_log2 - rounded)
+    return bool(abs(float(frac)) < 1e-3), int(rounded)
+
+
+def c_int32_from_double(x: float) -> int:
+    """static_cast<int32_t>(double) as x86-64 executes it: truncation, INT32_MIN when out of range."""
+    if not np.isfinite(x) or x >= 2.0**31 or x <= -(2.0**31) - 1.0:
+        return -(1 << 31)
+    return int(x)

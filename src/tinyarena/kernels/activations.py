@@ -1,0 +1,128 @@
+"""RELU and RELU6: TFLM's activations.cc / activations_common.cc / activations.h.
+
+Types: float32, int8, int16 (int16 RELU needs zero points of 0).
+
+RELU on quantized tensors requantizes from the input to the output scale
+(MultiplyByQuantizedMultiplier with a multiplier computed from the float32 ratio of the
+scales) and clamps at the output's zero point; RELU6 on quantized tensors only clamps the raw
+input values to [input zero point, quantized 6.0], ignoring the output's quantization.
+
+Allocation: init allocates ``ReluOpData`` (28 bytes) or ``Relu6OpData`` (8 bytes); prepare
+takes temp tensors: RELU input and output, RELU6 the input only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels._quant import multiply_by_quantized_multiplier, qrange, quantize_multiplier
+from tinyarena.kernels._unary import io_tensors, quant_params, require_same_size, require_types
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
+
+INPUT = 0
+OUTPUT = 0
+
+_F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
+_SUPPORTED = ((_F32, _F32), (_I8, _I8), (_I16, _I16))
+
+
+@dataclass(frozen=True)
+class ReluOpData:
+    """ReluParams as CalculateReluOpData fills it."""
+
+    type: TensorType
+    input_offset: int = 0
+    output_offset: int = 0
+    output_multiplier: int = 0
+    output_shift: int = 0
+    act_min: int = 0
+    act_max: int = 0
+
+
+@dataclass(frozen=True)
+class Relu6OpData:
+    type: TensorType
+    zero: int = 0
+    six: int = 0
+
+
+def relu_init(ctx: InitContext, op: Operator) -> None:
+    ctx.allocate_persistent(ctx.target.sizeof("ReluOpData"))
+
+
+def relu6_init(ctx: InitContext, op: Operator) -> None:
+    ctx.allocate_persistent(ctx.target.sizeof("Relu6OpData"))
+
+
+def _round_half_away(x: float) -> int:
+    return int(np.copysign(np.floor(abs(x) + 0.5), x))
+
+
+def relu_prepare(ctx: PrepareContext, op: Operator) -> ReluOpData:
+    """ReluPrepare -> CalculateReluOpData<T>."""
+    ctx.allocate_temp_tensor(op.inputs[INPUT])
+    ctx.allocate_temp_tensor(op.outputs[OUTPUT])
+    inp, out = io_tensors(ctx, op, "RELU")
+    require_types("RELU", inp, out, _SUPPORTED)
+    require_same_size("RELU", inp, out)
+    if inp.type == _F32:
+        return ReluOpData(inp.type)
+    iq, oq = quant_params(inp), quant_params(out)
+    if inp.type == _I16 and (iq.zero_point != 0 or oq.zero_point != 0):
+        raise KernelError("int16 RELU needs zero points of 0 on input and output")
+    # The ratio is taken in float32, then widened (static_cast<double>(in.scale / out.scale)).
+    ratio = float(np.float32(iq.scale) / np.float32(oq.scale))
+    multiplier, shift = quantize_multiplier(ratio)
+    qmin, qmax = qrange(NUMPY_DTYPES[out.type])
+    act_min = max(qmin, oq.zero_point + _round_half_away(float(np.float32(0.0))))
+    return ReluOpData(inp.type, iq.zero_point, oq.zero_point, multiplier, shift, act_min, qmax)
+
+
+def relu6_prepare(ctx: PrepareContext, op: Operator) -> Relu6OpData:
+    """Relu6Prepare: the input's zero point and FloatToQuantizedType(6.0f)."""
+    ctx.allocate_temp_tensor(op.inputs[INPUT])
+    inp, out = io_tensors(ctx, op, "RELU6")
+    require_types("RELU6", inp, out, _SUPPORTED)
+    require_same_size("RELU6", inp, out)
+    if inp.type == _F32:
+        return Relu6OpData(inp.type)
+    iq = quant_params(inp)
+    qmin, qmax = qrange(NUMPY_DTYPES[inp.type])
+    six_real = float(np.float32(6.0) / np.float32(iq.scale))
+    six = min(max(_round_half_away(six_real) + iq.zero_point, qmin), qmax)
+    return Relu6OpData(inp.type, iq.zero_point, six)
+
+
+def relu_eval(ctx: EvalContext, op: Operator, data: ReluOpData) -> None:
+    """ReluEval: ReluFloat or ReluQuantized<T>."""
+    x = ctx.tensor_data(op.inputs[INPUT])
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if data.type == _F32:
+        result = np.where(x < 0, np.float32(0.0), x)
+    else:
+        scaled = multiply_by_quantized_multiplier(x.astype(np.int64) - data.input_offset,
+                                                  data.output_multiplier, data.output_shift)
+        result = np.clip(scaled + data.output_offset, data.act_min, data.act_max)
+    out[...] = result.reshape(out.shape)
+
+
+def relu6_eval(ctx: EvalContext, op: Operator, data: Relu6OpData) -> None:
+    """Relu6Eval: Relu6Float or Relu6Quantized<T> (val > upper ? upper : max(val, lower))."""
+    x = ctx.tensor_data(op.inputs[INPUT])
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if data.type == _F32:
+        lower, upper = np.float32(0.0), np.float32(6.0)
+    else:
+        lower, upper = data.zero, data.six
+    result = np.where(x > upper, upper, np.where(x < lower, lower, x))
+    out[...] = result.reshape(out.shape)
+
+
+REGISTRATIONS = {
+    "RELU": Registration("RELU", init=relu_init, prepare=relu_prepare, eval=relu_eval),
+    "RELU6": Registration("RELU6", init=relu6_init, prepare=relu6_prepare, eval=relu6_eval),
+}

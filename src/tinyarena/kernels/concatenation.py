@@ -1,0 +1,105 @@
+"""CONCATENATION: TFLM's concatenation.cc (no rescaling: int8 inputs must share the output's
+scale and zero point, int16 zero points must be 0).
+
+Allocation: init allocates ``OpDataConcatenation`` (80 bytes on the wheel, which is built with
+compression: 40 without, 24 on arm32); prepare takes temp tensors for input 0 and the output,
+then one more per input (input 0 again), n + 2 in all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.model.options import ConcatenationOptions
+from tinyarena.model.types import Operator, Tensor, TensorType
+
+OUTPUT = 0
+MAX_INPUTS = 10  # kMaxInputNum
+MAX_DIMS = 6  # RuntimeShape::kMaxSmallSize
+
+_SUPPORTED = (TensorType.FLOAT32, TensorType.INT8, TensorType.INT16, TensorType.INT32,
+              TensorType.INT64, TensorType.BOOL)
+
+
+@dataclass(frozen=True)
+class OpData:
+    """ConcatenationParams: the positive axis."""
+
+    axis: int
+
+
+def init(ctx: InitContext, op: Operator) -> None:
+    ctx.allocate_persistent(ctx.target.sizeof("OpDataConcatenation"))
+
+
+def _scale_zp(t: Tensor) -> tuple[float, int]:
+    q = t.quantization
+    if q is None or len(q.scale) == 0:
+        return 0.0, 0
+    return float(np.float32(q.scale[0])), int(q.zero_point[0]) if len(q.zero_point) else 0
+
+
+def prepare(ctx: PrepareContext, op: Operator) -> OpData:
+    """ConcatenationPrepare: type checks, quantization checks, the positive axis."""
+    ctx.allocate_temp_tensor(op.inputs[0])
+    ctx.allocate_temp_tensor(op.outputs[OUTPUT])
+    first, out = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[OUTPUT])
+    assert first is not None and out is not None
+    options = op.options if isinstance(op.options, ConcatenationOptions) \
+        else ConcatenationOptions()
+    if options.fused_activation_function != "NONE":
+        raise KernelError("CONCATENATION with a fused activation is not supported by TFLM")
+    if first.type not in _SUPPORTED:
+        raise KernelError(f"CONCATENATION does not support type {first.type.name}")
+    if out.type != first.type:
+        raise KernelError("CONCATENATION: output type must equal the input type")
+    if len(op.inputs) > MAX_INPUTS:
+        raise KernelError(f"CONCATENATION supports at most {MAX_INPUTS} inputs; split it")
+    out_q = _scale_zp(out)
+    for index in op.inputs:
+        ctx.allocate_temp_tensor(index)
+        t = ctx.tensor(index)
+        if t is None or t.type != first.type:
+            raise KernelError("CONCATENATION: all inputs must have the same type")
+        if len(t.shape) > MAX_DIMS:
+            raise KernelError(f"CONCATENATION supports at most {MAX_DIMS} dimensions")
+        if first.type == TensorType.INT8 and _scale_zp(t) != out_q:
+            raise KernelError("int8 CONCATENATION needs every input quantized exactly like the "
+                              "output (same scale and zero point); requantize the inputs")
+        if first.type == TensorType.INT16 and _scale_zp(t)[1] != 0:
+            raise KernelError("int16 CONCATENATION needs zero points of 0")
+    if first.type == TensorType.INT16 and out_q[1] != 0:
+        raise KernelError("int16 CONCATENATION needs an output zero point of 0")
+    rank = len(out.shape)
+    axis = options.axis + rank if options.axis < 0 else options.axis
+    if not 0 <= axis < max(rank, 1):
+        raise KernelError(f"CONCATENATION: axis {options.axis} out of range for rank {rank}")
+    total = 0
+    for index in op.inputs:
+        shape = ctx.tensor(index).shape  # type: ignore[union-attr]
+        if len(shape) != rank or any(shape[j] != out.shape[j] for j in range(rank) if j != axis):
+            raise KernelError(f"CONCATENATION: input shape {shape} does not fit output "
+                              f"{out.shape} along axis {axis}")
+        total += shape[axis]
+    if rank and total != out.shape[axis]:
+        raise KernelError(f"CONCATENATION: inputs add up to {total} along axis {axis}, output "
+                          f"has {out.shape[axis]}")
+    return OpData(axis)
+
+
+def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
+    """reference_ops::Concatenation: copy each input's slab in turn."""
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    parts = [ctx.tensor_data(i) for i in op.inputs]
+    if out.ndim == 0:
+        out[...] = parts[0]
+        return
+    np.concatenate(parts, axis=data.axis, out=out)
+
+
+REGISTRATION = Registration("CONCATENATION", init=init, prepare=prepare, eval=eval_,
+                            builtin_data="TfLiteConcatenationParams")

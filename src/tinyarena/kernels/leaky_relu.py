@@ -1,0 +1,88 @@
+"""LEAKY_RELU: TFLM's leaky_relu.cc / leaky_relu_common.cc and reference/leaky_relu.h.
+
+Types: float32, int8, int16. Quantized inputs are requantized with one of two multipliers:
+input_scale/output_scale for x >= zero point, alpha * input_scale/output_scale otherwise (both
+ratios taken in float32, as TFLM does). A negative alpha multiplies by |multiplier| and negates.
+
+Allocation: init allocates ``LeakyReluOpData`` (24 bytes); prepare takes two temp tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tinyarena.kernels._quant import multiply_by_quantized_multiplier, qrange, quantize_multiplier
+from tinyarena.kernels._unary import io_tensors, quant_params, require_same_size, require_types
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.model.options import LeakyReluOptions
+from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
+
+INPUT = 0
+OUTPUT = 0
+
+_F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
+_SUPPORTED = ((_F32, _F32), (_I8, _I8), (_I16, _I16))
+
+
+@dataclass(frozen=True)
+class OpData:
+    """LeakyReluOpData (plus alpha from the builtin params for the float path)."""
+
+    type: TensorType
+    alpha: float = 0.0
+    output_multiplier_alpha: int = 0
+    output_shift_alpha: int = 0
+    output_multiplier_identity: int = 0
+    output_shift_identity: int = 0
+    input_zero_point: int = 0
+    output_zero_point: int = 0
+
+
+def init(ctx: InitContext, op: Operator) -> None:
+    ctx.allocate_persistent(ctx.target.sizeof("OpDataLeakyRelu"))
+
+
+def prepare(ctx: PrepareContext, op: Operator) -> OpData:
+    """LeakyReluPrepare -> CalculateOpDataLeakyRelu."""
+    ctx.allocate_temp_tensor(op.inputs[INPUT])
+    ctx.allocate_temp_tensor(op.outputs[OUTPUT])
+    inp, out = io_tensors(ctx, op, "LEAKY_RELU")
+    require_types("LEAKY_RELU", inp, out, _SUPPORTED)
+    require_same_size("LEAKY_RELU", inp, out)
+    options = op.options if isinstance(op.options, LeakyReluOptions) else LeakyReluOptions()
+    alpha = np.float32(options.alpha)
+    if inp.type == _F32:
+        return OpData(inp.type, float(alpha))
+    iq, oq = quant_params(inp), quant_params(out)
+    in_scale, out_scale = np.float32(iq.scale), np.float32(oq.scale)
+    alpha_mult, alpha_shift = quantize_multiplier(float(in_scale * alpha / out_scale))
+    id_mult, id_shift = quantize_multiplier(float(in_scale / out_scale))
+    return OpData(inp.type, float(alpha), alpha_mult, alpha_shift, id_mult, id_shift,
+                  iq.zero_point, oq.zero_point)
+
+
+def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
+    """LeakyReluEval: reference_ops::LeakyRelu (float) or QuantizeLeakyRelu<T>."""
+    x = ctx.tensor_data(op.inputs[INPUT])
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if data.type == _F32:
+        result = np.where(x > 0, x, x * np.float32(data.alpha))
+    else:
+        v = x.astype(np.int64) - data.input_zero_point
+        identity = multiply_by_quantized_multiplier(v, data.output_multiplier_identity,
+                                                    data.output_shift_identity)
+        negative_alpha = data.output_multiplier_alpha < 0
+        scaled_alpha = multiply_by_quantized_multiplier(
+            v, abs(data.output_multiplier_alpha), data.output_shift_alpha)
+        if negative_alpha:
+            scaled_alpha = -scaled_alpha
+        qmin, qmax = qrange(NUMPY_DTYPES[data.type])
+        result = np.clip(np.where(v >= 0, identity, scaled_alpha) + data.output_zero_point,
+                         qmin, qmax)
+    out[...] = result.reshape(out.shape)
+
+
+REGISTRATION = Registration("LEAKY_RELU", init=init, prepare=prepare, eval=eval_,
+                            builtin_data="TfLiteLeakyReluParams")

@@ -1,0 +1,236 @@
+"""Placements that beat TFLM's greedy: certified against the live-bytes lower bound.
+
+TFLM places buffers largest first at the lowest gap. That meets the lower bound (the largest
+total of bytes live at one step) on most chain-like models, but strands a buffer on some, and
+it is not monotone. ``search_plan`` keeps the best of several cheap candidates and stops as
+soon as one reaches the bound, which proves it optimal:
+
+1. TFLM's own greedy (so the result is never worse than what TFLM would do);
+2. the same first-fit gap rule with other visiting orders (size then lifetime length, area,
+   lifetime length, first use), which planning-notes.md found closes the greedy's misses;
+3. two-sided ("ping-pong") placement for chains: buffers alternate between the bottom and
+   the top of an arena of lower-bound height;
+4. randomised orders until the time budget runs out;
+5. for small instances, an exact CP-SAT model (when OR-Tools is installed) that either proves
+   the best plan found optimal or finds a better one within the budget.
+
+Everything here sees sizes and lifetimes only (``planning.Buffer``), never models.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from tinyarena.planning import Buffer, Plan, buffer_arrays, lower_bound, verify_plan
+from tinyarena.planning.buffers import BufferArrays
+from tinyarena.planning.greedy import first_fit_offsets, greedy_order
+
+EXACT_MAX_BUFFERS = 400
+"""Above this many online buffers the exact model is not attempted (it rarely helps there
+within a short budget, and building it costs more than the heuristics)."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The best plan found, how it was found, and what is proven about it."""
+
+    plan: Plan
+    lower_bound: int
+    greedy_head: int
+    optimal: bool  # proven: head == lower bound, or the exact solver proved it
+    method: str  # which candidate won: "greedy", "order:<name>", "ping-pong", "random", "exact"
+    elapsed_s: float
+
+    @property
+    def head(self) -> int:
+        return self.plan.head_size
+
+
+def _head(arrays: BufferArrays, offsets: np.ndarray) -> int:
+    return int((offsets + arrays.sizes).max()) if len(arrays) else 0
+
+
+def _orders(arrays: BufferArrays) -> dict[str, np.ndarray]:
+    """Alternative first-fit visiting orders; fixed buffers always go first, as in TFLM."""
+    index = np.arange(len(arrays), dtype=np.int64)
+    fixed = index[arrays.fixed]
+    online = index[~arrays.fixed]
+    size = arrays.sizes[online]
+    length = (arrays.lasts - arrays.firsts + 1)[online]
+    first = arrays.firsts[online]
+    keys = {
+        "size-length": (-length, -size),
+        "area": (-size, -(size * length)),
+        "length-size": (-size, -length),
+        "first-use": (-size, first),
+    }
+    return {name: np.concatenate([fixed, online[np.lexsort(key)]]) for name, key in keys.items()}
+
+
+def _two_sided(arrays: BufferArrays, height: int) -> np.ndarray | None:
+    """Ping-pong: by first use, each buffer goes to the bottom or the top of ``height`` bytes,
+    alternating preference, at the first offset (from that side) free of live neighbours.
+    Returns offsets, or None when something would not fit under ``height``."""
+    n = len(arrays)
+    if n == 0 or arrays.fixed.any():
+        return None
+    order = np.lexsort((-arrays.sizes, arrays.firsts))
+    sizes = arrays.sizes.tolist()
+    firsts = arrays.firsts.tolist()
+    lasts = arrays.lasts.tolist()
+    placed: list[tuple[int, int, int, int]] = []  # offset, end, first, last
+    offsets = np.zeros(n, dtype=np.int64)
+    prefer_top = False
+    for i in order.tolist():
+        size, first, last = sizes[i], firsts[i], lasts[i]
+        live = sorted((o, e) for o, e, f, la in placed if not (f > last or first > la))
+        bottom = _lowest_gap(live, size)
+        top = _highest_gap(live, size, height)
+        long_lived = last > first
+        choice: int | None
+        if prefer_top and long_lived:
+            choice = top if top is not None else (bottom if bottom + size <= height else None)
+        else:
+            choice = bottom if bottom + size <= height else top
+        if choice is None:
+            return None
+        if long_lived:
+            prefer_top = not prefer_top
+        offsets[i] = choice
+        placed.append((choice, choice + size, first, last))
+    return offsets
+
+
+def _lowest_gap(live: list[tuple[int, int]], size: int) -> int:
+    candidate = 0
+    for offset, end in live:
+        if offset - candidate >= size:
+            return candidate
+        candidate = max(candidate, end)
+    return candidate
+
+
+def _highest_gap(live: list[tuple[int, int]], size: int, height: int) -> int | None:
+    ceiling = height
+    for offset, end in sorted(live, key=lambda e: -e[1]):
+        if ceiling - end >= size:
+            return ceiling - size
+        ceiling = min(ceiling, offset)
+    return ceiling - size if ceiling >= size else None
+
+
+def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
+           budget_s: float) -> tuple[np.ndarray, bool] | None:
+    """CP-SAT: offsets in 16-byte units when every size and fixed offset allows it, a
+    disjunction for every pair of time-intersecting buffers, minimise the head. Returns
+    (offsets, proven_optimal) or None when OR-Tools is absent or nothing was found."""
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError:
+        return None
+    n = len(arrays)
+    sizes = arrays.sizes.tolist()
+    given = arrays.offsets.tolist()
+    fixed = arrays.fixed.tolist()
+    unit = 16 if all(s % 16 == 0 for s in sizes) and all(
+        o % 16 == 0 for o, f in zip(given, fixed) if f) else 1
+    model = cp_model.CpModel()
+    top = upper // unit + 1
+    offs = []
+    for i in range(n):
+        if fixed[i]:
+            offs.append(model.NewConstant(given[i] // unit))
+        else:
+            offs.append(model.NewIntVar(0, max(top - sizes[i] // unit, 0), f"o{i}"))
+    head = model.NewIntVar(bound // unit, top, "head")
+    for i in range(n):
+        model.Add(offs[i] + sizes[i] // unit <= head)
+    firsts = arrays.firsts.tolist()
+    lasts = arrays.lasts.tolist()
+    for i in range(n):
+        for j in range(i + 1, n):
+            if firsts[i] > lasts[j] or firsts[j] > lasts[i]:
+                continue
+            if fixed[i] and fixed[j]:
+                continue
+            if sizes[i] == 0 or sizes[j] == 0:
+                continue
+            below = model.NewBoolVar(f"b{i}_{j}")
+            model.Add(offs[i] + sizes[i] // unit <= offs[j]).OnlyEnforceIf(below)
+            model.Add(offs[j] + sizes[j] // unit <= offs[i]).OnlyEnforceIf(below.Not())
+    for i in range(n):
+        if not fixed[i]:
+            model.AddHint(offs[i], int(hint[i]) // unit if unit > 1 else int(hint[i]))
+    model.Minimize(head)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(budget_s, 0.01)
+    solver.parameters.num_workers = 2
+    status = solver.Solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    result = np.array([solver.Value(v) * unit for v in offs], dtype=np.int64)
+    return result, status == cp_model.OPTIMAL
+
+
+def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: int = 0,
+                exact: bool = True, clock: Callable[[], float] = time.perf_counter
+                ) -> SearchResult:
+    """The smallest plan found within ``time_budget_s``; never larger than TFLM's greedy.
+
+    The result is verified (no two live buffers overlap, fixed offsets kept) before it is
+    returned. ``optimal`` is True only when proven: the head equals the lower bound, or the
+    exact solver proved it.
+    """
+    start = clock()
+    deadline = start + max(time_budget_s, 0.0)
+    arrays = buffer_arrays(buffers)
+    bound = lower_bound(buffers)
+    best = first_fit_offsets(arrays, greedy_order(arrays))
+    greedy_head = best_head = _head(arrays, best)
+    method = "greedy"
+    optimal = best_head <= bound
+
+    def consider(offsets: np.ndarray | None, name: str) -> None:
+        nonlocal best, best_head, method, optimal
+        if offsets is None:
+            return
+        head = _head(arrays, offsets)
+        if head < best_head:
+            best, best_head, method = offsets, head, name
+            optimal = head <= bound
+
+    if not optimal:
+        for name, order in _orders(arrays).items():
+            consider(first_fit_offsets(arrays, order), f"order:{name}")
+            if optimal or clock() > deadline:
+                break
+    if not optimal and clock() < deadline:
+        consider(_two_sided(arrays, bound), "ping-pong")
+    if not optimal and exact and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS:
+        remaining = deadline - clock()
+        if remaining > 0.02:
+            found = _exact(arrays, best, best_head, bound, remaining * 0.8)
+            if found is not None:
+                offsets, proven = found
+                consider(offsets, "exact")
+                if proven:
+                    optimal = True
+    rng = np.random.default_rng(seed)
+    if not optimal:
+        index = np.arange(len(arrays), dtype=np.int64)
+        fixed, online = index[arrays.fixed], index[~arrays.fixed]
+        sizes = arrays.sizes[online].astype(np.float64)
+        while clock() < deadline and not optimal:
+            noisy = sizes * rng.uniform(0.7, 1.3, size=sizes.shape)
+            order = np.concatenate([fixed, online[np.argsort(-noisy, kind="stable")]])
+            consider(first_fit_offsets(arrays, order), "random")
+    plan = Plan(tuple(int(o) for o in best), tuple(buffers))
+    verify_plan(plan)
+    return SearchResult(plan, bound, greedy_head, optimal, method, clock() - start)
+
+
+__all__ = ["EXACT_MAX_BUFFERS", "SearchResult", "search_plan"]

@@ -1,0 +1,117 @@
+"""CONV_2D against the live TFLM wheel: float32, int8 (per-channel and per-tensor) and 16x8
+(int64 and int32 bias), over random padding, strides, dilations, activations and batches.
+
+float32: small layers are summed in TFLM's order, so the bound is 0 ulps; layers above
+``EXACT_FLOAT_WORK`` use a float64 GEMM (checked separately, measured <= 2 ulps here, bound 8).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conv_cases import (
+    ACTIVATIONS,
+    add_activation,
+    add_filter_and_bias,
+    compare,
+    random_input,
+    random_qspec,
+)
+from tinyarena.builder import ModelBuilder
+from tinyarena.kernels._conv_common import compute_out_size, compute_padding_height_width
+
+pytestmark = pytest.mark.oracle
+
+
+def _conv_case(dtype: str, rng: np.random.Generator, *, bias_dtype: str = "int32",
+               with_bias: bool | None = None, big: bool = False) -> tuple[bytes, list, str]:
+    q = random_qspec(dtype, rng)
+    n = int(rng.integers(1, 3))
+    h, w = (int(rng.integers(3, 11)), int(rng.integers(3, 11))) if not big else (24, 24)
+    cin = int(rng.integers(1, 6)) if not big else 16
+    cout = int(rng.integers(1, 7)) if not big else 24
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    dh, dw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    padding = str(rng.choice(["SAME", "VALID"]))
+    oh = compute_out_size(padding, h, kh, sh, dh)
+    ow = compute_out_size(padding, w, kw, sw, dw)
+    if not oh or not ow:
+        padding, oh, ow = "SAME", compute_out_size("SAME", h, kh, sh, dh), \
+            compute_out_size("SAME", w, kw, sw, dw)
+    act = str(rng.choice(ACTIVATIONS))
+    per_channel = bool(rng.integers(0, 2))
+    if with_bias is None:
+        with_bias = bool(rng.integers(0, 4))  # mostly with bias
+    b = ModelBuilder()
+    x = add_activation(b, "x", (n, h, w, cin), q, output=False, is_input=True)
+    wt, bt = add_filter_and_bias(b, q, (cout, kh, kw, cin), cout, 0, per_channel, with_bias,
+                                 bias_dtype, rng)
+    y = add_activation(b, "y", (n, oh, ow, cout), q, output=True)
+    options = {}
+    if dtype == "int16" and not with_bias:
+        options["quantized_bias_type"] = "INT32" if bias_dtype == "int32" else "INT64"
+    b.add_operator("CONV_2D", [x, wt, bt], [y], padding=padding, stride_w=sw, stride_h=sh,
+                   dilation_w_factor=dw, dilation_h_factor=dh, fused_activation_function=act,
+                   **options)
+    b.mark_output(y)
+    desc = f"{dtype} n={n} {h}x{w}x{cin}->{cout} k={kh}x{kw} s={sh},{sw} d={dh},{dw} {padding} {act}"
+    return b.build(), [random_input((n, h, w, cin), dtype, rng) for _ in range(2)], desc
+
+
+@pytest.mark.parametrize("dtype, bias_dtype", [("int8", "int32"), ("int16", "int64"),
+                                               ("int16", "int32"), ("float32", "float32")])
+def test_conv_2d_matches_tflm(dtype: str, bias_dtype: str) -> None:
+    rng = np.random.default_rng(sum(map(ord, dtype + bias_dtype)))
+    for _ in range(14):
+        model, inputs, desc = _conv_case(dtype, rng, bias_dtype=bias_dtype)
+        for x in inputs:
+            try:
+                compare(model, [x], dtype, max_ulps=0)
+            except AssertionError as exc:
+                raise AssertionError(f"{desc}: {exc}") from None
+
+
+def test_conv_2d_float_gemm_path_within_ulps() -> None:
+    rng = np.random.default_rng(11)
+    model, inputs, _ = _conv_case("float32", rng, big=True, with_bias=True)
+    worst = max(compare(model, [x], "float32", max_ulps=8) for x in inputs)
+    assert worst <= 8
+
+
+def test_conv_2d_int8_large_layer_tiles() -> None:
+    """A layer big enough to need several im2col tiles."""
+    rng = np.random.default_rng(12)
+    model, inputs, _ = _conv_case("int8", rng, big=True, with_bias=True)
+    from tinyarena.kernels import _conv_common
+
+    old = _conv_common.IM2COL_TILE_ELEMENTS
+    _conv_common.IM2COL_TILE_ELEMENTS = 4096  # force many tiles
+    try:
+        for x in inputs:
+            compare(model, [x], "int8")
+    finally:
+        _conv_common.IM2COL_TILE_ELEMENTS = old
+
+
+@pytest.mark.parametrize(
+    "padding, size, k, stride, dil, expected",
+    [
+        # SAME: out = ceil(in / stride); total pad = (out-1)*stride + (k-1)*dil + 1 - in
+        ("SAME", 7, 3, 1, 1, (1, 0, 7)),
+        ("SAME", 8, 3, 2, 1, (0, 1, 4)),  # total 1 -> 0 before, offset 1
+        ("SAME", 7, 3, 2, 2, (2, 0, 4)),  # effective 5, total 4
+        ("VALID", 7, 3, 2, 1, (0, 0, 3)),
+        ("VALID", 5, 3, 1, 3, (0, 0, 0)),  # effective 7 > 5: out 0 (C truncation of -1/1)
+    ],
+)
+def test_compute_padding_hand_values(padding: str, size: int, k: int, stride: int, dil: int,
+                                     expected: tuple[int, int, int]) -> None:
+    pad, out_h, out_w = compute_padding_height_width(stride, stride, dil, dil, size, size, k, k,
+                                                     padding)
+    if expected[2] == 0 and padding == "VALID" and (size + stride - ((k - 1) * dil + 1)) < 0:
+        assert (out_h, out_w) == (0, 0)
+        return
+    assert (pad.height, pad.height_offset, out_h) == expected
+    assert (pad.width, pad.width_offset, out_w) == expected
