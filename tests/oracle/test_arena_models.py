@@ -45,8 +45,6 @@ def test_arena_end_not_multiple_of_16(shared_models, name: str, remainder: int) 
     ours = allocate_model(read_model(model), arena_size=size)
     assert (ours.head, ours.tail, ours.total) == (wheel.head, wheel.tail, wheel.total)
     assert _categories(ours) == wheel.categories
-    assert ours.tail != allocate_model(read_model(model), arena_size=BIG).tail or remainder == 0 \
-        or ours.tail == wheel.tail  # the comparison above is the real check
 
 
 def test_min_arena_is_the_wheels_minimum(shared_models) -> None:

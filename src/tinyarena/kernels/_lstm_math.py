@@ -204,11 +204,9 @@ class LstmWeights:
     bias: dict[str, np.ndarray | None]
 
 
-def _steps(x: np.ndarray, time_major: bool) -> tuple[int, callable, callable]:
-    """Time-step count and slicers for the input (and output) layout."""
-    if time_major:
-        return x.shape[0], (lambda a, t: a[t]), None  # type: ignore[return-value]
-    return x.shape[1], (lambda a, t: a[:, t]), None  # type: ignore[return-value]
+def _at(a: np.ndarray, t: int, time_major: bool) -> np.ndarray:
+    """Time step ``t`` of a (T, B, ...) or (B, T, ...) array, as a (B, ...) view."""
+    return a[t] if time_major else a[:, t]
 
 
 def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndarray,
@@ -218,7 +216,7 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
 
     ``x``: (T, B, I) or (B, T, I); ``hidden``/``cell``: B * S values; ``out`` like ``x`` with S.
     """
-    steps, at, _ = _steps(x, time_major)
+    steps = x.shape[0] if time_major else x.shape[1]
     batch = x.shape[1] if time_major else x.shape[0]
     h = hidden.reshape(batch, -1)
     c = cell.reshape(batch, -1)
@@ -236,7 +234,7 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
         raise KernelError(f"LSTM: cell gate activation {act} is not supported (TANH or SIGMOID)")
 
     for t in range(steps):
-        xt = at(x, t)
+        xt = _at(x, t, time_major)
         forget = gate("forget", xt, "SIGMOID")
         inp = gate("input", xt, "SIGMOID")
         cgate = gate("cell", xt, cell_activation)
@@ -248,7 +246,7 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
         og = gate("output", xt, "SIGMOID")
         hid = _mul_int(int16_tanh(c, q.cell_state_scale_power), og, q.output_mul)
         h[...] = np.clip(hid, out_info.min, out_info.max)
-        at(out3, t)[...] = h
+        _at(out3, t, time_major)[...] = h
 
 
 # ----------------------------------------------------------------------------------------------
@@ -284,7 +282,7 @@ def float_tanh(v: np.ndarray) -> np.ndarray:
 def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndarray,
                w: LstmWeights, time_major: bool, cell_activation: str, cell_clip: float) -> None:
     """EvalLstm<float, ...>; updates ``hidden`` and ``cell`` in place."""
-    steps, at, _ = _steps(x, time_major)
+    steps = x.shape[0] if time_major else x.shape[1]
     batch = x.shape[1] if time_major else x.shape[0]
     h = hidden.reshape(batch, -1)
     c = cell.reshape(batch, -1)
@@ -301,7 +299,7 @@ def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndar
         raise KernelError(f"LSTM: cell gate activation {act} is not supported (TANH or SIGMOID)")
 
     for t in range(steps):
-        xt = at(x, t)
+        xt = _at(x, t, time_major)
         forget = gate("forget", xt, "SIGMOID")
         inp = gate("input", xt, "SIGMOID")
         cgate = gate("cell", xt, cell_activation)
@@ -311,7 +309,7 @@ def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndar
         c[...] = new_c
         og = gate("output", xt, "SIGMOID")
         h[...] = float_tanh(c) * og
-        at(out3, t)[...] = h
+        _at(out3, t, time_major)[...] = h
 
 
 __all__ = [

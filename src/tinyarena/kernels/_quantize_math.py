@@ -27,9 +27,6 @@ _QUANTIZE_OUTPUTS = (_I8, _I16, _I32, _U8)
 # PrepareQuantizeReference computes a requantization multiplier for these pairs.
 _REQUANTIZE_PAIRS = ((_I16, _I8), (_I8, _I8), (_I8, _U8), (_U8, _I8), (_I8, _I16), (_I8, _I32),
                      (_I16, _I16), (_I16, _I32), (_I32, _I8), (_I32, _I16))
-# EvalQuantizeReference implements these (anything else fails at invoke, as in TFLM).
-QUANTIZE_EVAL_PAIRS = ((_F32, _I8), (_F32, _I16)) + tuple(
-    p for p in _REQUANTIZE_PAIRS if p != (_I16, _I8) or True)
 
 
 @dataclass(frozen=True)
@@ -91,9 +88,11 @@ def _c_float_to_int32(x: np.ndarray) -> np.ndarray:
 
 
 def _round_half_away(x: np.ndarray) -> np.ndarray:
+    """std::round on float32 values (exact: the fractional part is computed without error)."""
     a = np.abs(x)
     fl = np.floor(a)
-    return np.copysign(fl + (a - fl >= 0.5), x)
+    with np.errstate(invalid="ignore"):  # inf - inf: the value stays inf, as in C
+        return np.copysign(fl + (a - fl >= 0.5), x)
 
 
 def _wrap32(x: np.ndarray) -> np.ndarray:
@@ -111,16 +110,17 @@ def quantize(x: np.ndarray, data: QuantizeOpData) -> np.ndarray:
         scaled = (x.astype(np.float32) / np.float32(data.output_scale)).astype(np.float32)
         unclamped = _wrap32(_c_float_to_int32(_round_half_away(scaled)) + data.output_zero_point)
         return np.clip(unclamped, info.min, info.max)
-    if pair not in _REQUANTIZE_PAIRS or pair == (_I16, _I8) and False:
+    if pair not in _REQUANTIZE_PAIRS:
         raise KernelError(f"QUANTIZE {data.input_type.name.lower()} -> "
                           f"{data.output_type.name.lower()} is not implemented by TFLM's "
                           "reference kernel")
-    if pair in ((_I8, _U8), (_U8, _I8)) and (data.requantize_multiplier, data.requantize_shift) \
-            == (1 << 30, 1):
-        diff = data.input_zero_point - data.output_zero_point
-        if (pair == (_I8, _U8) and diff == -128) or (pair == (_U8, _I8) and diff == 128):
-            return (x.astype(np.int64) ^ 0x80) & 0xFF if pair == (_I8, _U8) \
-                else ((x.astype(np.int64) ^ 0x80) & 0xFF) - ((x.astype(np.int64) < 128) << 8)
+    same_scale = (data.requantize_multiplier, data.requantize_shift) == (1 << 30, 1)
+    diff = data.input_zero_point - data.output_zero_point
+    if same_scale and ((pair == (_I8, _U8) and diff == -128)
+                       or (pair == (_U8, _I8) and diff == 128)):
+        # Requantize's fast path: flip the top bit, then narrow to the output type.
+        flipped = (x.astype(np.int64) ^ 0x80) & 0xFF
+        return flipped if data.output_type == _U8 else ((flipped + 128) & 0xFF) - 128
     centered = _wrap32(x.astype(np.int64) - data.input_zero_point)
     scaled = multiply_by_quantized_multiplier(centered, data.requantize_multiplier,
                                               data.requantize_shift)

@@ -6,7 +6,9 @@ input and output.
 
 from __future__ import annotations
 
-from tinyarena.kernels.base import InitContext, PrepareContext, Registration
+from tinyarena.kernels._quantize_math import DequantizeOpData, dequantize, dequantize_op_data
+from tinyarena.kernels._unary import io_tensors
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
 INPUT = 0
@@ -18,12 +20,19 @@ def init(ctx: InitContext, op: Operator) -> None:
     ctx.allocate_persistent(ctx.target.sizeof("DequantizeOpData"))
 
 
-def prepare(ctx: PrepareContext, op: Operator) -> None:
+def prepare(ctx: PrepareContext, op: Operator) -> DequantizeOpData:
     """DequantizePrepare, allocation side."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    return None
+    inp, out = io_tensors(ctx, op, "DEQUANTIZE")
+    return dequantize_op_data(inp, out)
 
 
-REGISTRATION = Registration("DEQUANTIZE", init=init, prepare=prepare, eval=None,
+def eval_(ctx: EvalContext, op: Operator, data: DequantizeOpData) -> None:
+    """The reference arithmetic of _quantize_math, written into the output view."""
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    out[...] = dequantize(ctx.tensor_data(op.inputs[INPUT]), data).reshape(out.shape)
+
+
+REGISTRATION = Registration("DEQUANTIZE", init=init, prepare=prepare, eval=eval_,
                             builtin_data=None)

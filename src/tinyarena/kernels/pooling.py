@@ -6,7 +6,9 @@ prepare takes temp tensors input and output. Reference kernels request no scratc
 
 from __future__ import annotations
 
-from tinyarena.kernels.base import InitContext, PrepareContext, Registration
+from tinyarena.kernels._pooling_math import PoolOpData, average_pool, max_pool, pool_op_data
+from tinyarena.kernels._unary import io_tensors
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
 INPUT = 0
@@ -18,16 +20,30 @@ def init(ctx: InitContext, op: Operator) -> None:
     ctx.allocate_persistent(ctx.target.sizeof("OpDataPooling"))
 
 
-def prepare(ctx: PrepareContext, op: Operator) -> None:
+def prepare(ctx: PrepareContext, op: Operator) -> PoolOpData:
     """PoolingPrepare, allocation side."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    return None
+    inp, out = io_tensors(ctx, op, op.name)
+    return pool_op_data(op.name, op, inp, out)
+
+
+def average_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
+    """AverageEval (see _pooling_math.average_pool)."""
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    out[...] = average_pool(ctx.tensor_data(op.inputs[INPUT]), data, out.shape)
+
+
+def max_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
+    """MaxEval (see _pooling_math.max_pool)."""
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    out[...] = max_pool(ctx.tensor_data(op.inputs[INPUT]), data, out.shape)
 
 
 REGISTRATIONS = {
-    "AVERAGE_POOL_2D": Registration("AVERAGE_POOL_2D", init=init, prepare=prepare, eval=None,
+    "AVERAGE_POOL_2D": Registration("AVERAGE_POOL_2D", init=init, prepare=prepare,
+                                    eval=average_eval,
                                     builtin_data="TfLitePoolParams"),
-    "MAX_POOL_2D": Registration("MAX_POOL_2D", init=init, prepare=prepare, eval=None,
+    "MAX_POOL_2D": Registration("MAX_POOL_2D", init=init, prepare=prepare, eval=max_eval,
                                 builtin_data="TfLitePoolParams"),
 }

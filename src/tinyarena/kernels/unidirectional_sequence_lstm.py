@@ -8,8 +8,24 @@ batch * state * sizeof(cell state type).
 
 from __future__ import annotations
 
-from tinyarena.kernels.base import InitContext, PrepareContext, Registration
-from tinyarena.model.types import TFLM_TYPE_SIZES, Operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels._elementwise import tensor_quant
+from tinyarena.kernels._lstm_math import (
+    GATE_TENSORS,
+    GATES,
+    LstmQuant,
+    LstmWeights,
+    lstm_float,
+    lstm_integer,
+    lstm_quant,
+)
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.model.options import UnidirectionalSequenceLSTMOptions
+from tinyarena.model.types import TFLM_TYPE_SIZES, Operator, Tensor, TensorType
 
 INPUT = 0
 OUTPUT_STATE = 18  # kLstmOutputStateTensor (the hidden state)
@@ -23,24 +39,143 @@ def init(ctx: InitContext, op: Operator) -> None:
     ctx.allocate_persistent(ctx.target.sizeof("OpDataLSTM"))
 
 
-def prepare(ctx: PrepareContext, op: Operator) -> None:
-    """UnidirectionalSequenceLstmPrepare, allocation side."""
+@dataclass(frozen=True)
+class OpData:
+    """OpDataLSTM: layout, cell gate activation and clip, integer parameters, weights ready
+    for eval (int64 with the weight offset added, or float32 as stored)."""
+
+    kind: str  # "float", "8x8_16" or "16x8_16"
+    time_major: bool
+    cell_activation: str
+    cell_clip: float
+    weights: LstmWeights
+    quant: LstmQuant | None
+
+
+_OPTIONAL_ABSENT = (9, 10, 11, 16, 17, 20, 21, 22, 23)  # peephole, projection, layer norm
+
+
+def _validate(op: Operator, t: list[Tensor | None], output: Tensor, time_major: bool) -> None:
+    """LstmTensors::ValidateTensorStatus and ValidateTensorSize."""
+    if len(op.inputs) != INTERNAL_TENSORS or len(op.outputs) != 1:
+        raise KernelError("UNIDIRECTIONAL_SEQUENCE_LSTM takes 24 inputs and one output")
+    source, hidden, cell = t[INPUT], t[OUTPUT_STATE], t[CELL_STATE]
+    if source is None or hidden is None or cell is None:
+        raise KernelError("LSTM: input, output state and cell state are required")
+    if not (hidden.is_variable and cell.is_variable):
+        raise KernelError("LSTM: the output state and cell state must be variable tensors")
+    if hidden.type != source.type or output.type != source.type:
+        raise KernelError("LSTM: input, output state and output must have the same type")
+    if any(t[i] is None for i in range(1, 9)) or any(t[i] is None for i in range(12, 16)):
+        raise KernelError("LSTM: all eight weight tensors and four gate biases are required "
+                          "(CIFG is not supported by TFLM)")
+    if len({t[i].type for i in range(1, 9)}) != 1 or len({t[i].type for i in range(12, 16)}) != 1:
+        raise KernelError("LSTM: weights (and biases) must all share one type")
+    if any(t[i] is not None for i in _OPTIONAL_ABSENT):
+        raise KernelError("LSTM: peephole, projection and layer-norm tensors are not supported "
+                          "by TFLM's kernel")
+    if len(source.shape) != 3:
+        raise KernelError("LSTM: the input must be 3-D")
+    batch = source.shape[1] if time_major else source.shape[0]
+    n_input, n_state = source.shape[2], hidden.shape[1]
+    for i in range(1, 9):
+        want = (n_state, n_input if i < 5 else n_state)
+        if tuple(t[i].shape) != want:
+            raise KernelError(f"LSTM: weight tensor {i} has shape {t[i].shape}, expected {want}")
+    for i in range(12, 16):
+        if tuple(t[i].shape) != (n_state,):
+            raise KernelError(f"LSTM: bias tensor {i} must have shape {(n_state,)}")
+    if hidden.element_count != batch * n_state or cell.element_count != batch * n_state:
+        raise KernelError("LSTM: state tensors must hold batch * state values")
+    if len(output.shape) != 3 or tuple(output.shape[:2]) != tuple(source.shape[:2]) \
+            or output.shape[2] != n_state:
+        raise KernelError(f"LSTM: output shape {output.shape} does not match the input")
+
+
+def _per_tensor(t: Tensor) -> None:
+    if t.quantization is not None and len(t.quantization.scale) > 1:
+        raise KernelError("LSTM: per-channel quantized weights are not supported by TFLM's "
+                          "LSTM gates; quantize the weights per tensor")
+
+
+def prepare(ctx: PrepareContext, op: Operator) -> OpData:
+    """UnidirectionalSequenceLstmPrepare: LstmTensors, size info, gate parameters, scratch."""
     for i in range(INTERNAL_TENSORS):
         ctx.allocate_temp_tensor(op.inputs[i] if i < len(op.inputs) else -1)
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    source = ctx.tensor(op.inputs[INPUT])
-    hidden = ctx.tensor(op.inputs[OUTPUT_STATE])
-    cell = ctx.tensor(op.inputs[CELL_STATE])
-    if source is None or hidden is None or cell is None:
-        return None
-    time_major = bool(getattr(op.options, "time_major", False))
+    t = [ctx.tensor(op.inputs[i]) if i < len(op.inputs) else None
+         for i in range(INTERNAL_TENSORS)]
+    output = ctx.tensor(op.outputs[OUTPUT])
+    assert output is not None
+    options = op.options if isinstance(op.options, UnidirectionalSequenceLSTMOptions) \
+        else UnidirectionalSequenceLSTMOptions()
+    time_major = bool(options.time_major)
+    _validate(op, t, output, time_major)
+    source, hidden, cell = t[INPUT], t[OUTPUT_STATE], t[CELL_STATE]
+    assert source is not None and hidden is not None and cell is not None
+    if options.fused_activation_function not in ("TANH", "SIGMOID"):
+        raise KernelError("LSTM: the cell gate activation must be TANH or SIGMOID")
+    weights: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+    quant = None
+    wtype = t[2].type  # type: ignore[union-attr]
+    if cell.type == TensorType.FLOAT32:
+        kind = "float"
+        for g in GATES:
+            wi, wr, b = (t[i] for i in GATE_TENSORS[g])
+            weights[g] = (np.asarray(wi.data, np.float32), np.asarray(wr.data, np.float32),
+                          None if b is None else np.asarray(b.data, np.float32))
+    elif cell.type == TensorType.INT16:
+        if source.type == TensorType.INT8 and wtype == TensorType.INT8:
+            kind = "8x8_16"
+        elif source.type == TensorType.INT16 and wtype == TensorType.INT8:
+            kind = "16x8_16"
+        else:
+            raise KernelError(f"LSTM: {source.type.name} activations with {wtype.name} weights "
+                              "are not supported (int8 or int16 activations, int8 weights)")
+        gate_q = {}
+        for g in GATES:
+            wi, wr, b = (t[i] for i in GATE_TENSORS[g])
+            _per_tensor(wi)
+            _per_tensor(wr)
+            qi, qr = tensor_quant(wi), tensor_quant(wr)
+            gate_q[g] = (qi, qr)
+            weights[g] = (np.asarray(wi.data).astype(np.int64) - qi.zero_point,
+                          np.asarray(wr.data).astype(np.int64) - qr.zero_point,
+                          None if b is None else np.asarray(b.data).astype(np.int64))
+        quant = lstm_quant(tensor_quant(source), tensor_quant(hidden),
+                           8 if hidden.type == TensorType.INT8 else 16,
+                           tensor_quant(cell).scale, options.cell_clip, gate_q)
+    else:
+        raise KernelError(f"LSTM: cell state type {cell.type.name} not supported; the "
+                          "quantized kernel needs an int16 cell state")
+    if any(t[i].data is None for i in range(1, 9)) or any(t[i].data is None
+                                                          for i in range(12, 16)):
+        raise KernelError("LSTM: weights and biases must be constant tensors")
     batch = source.shape[1] if time_major else source.shape[0]
     state = hidden.shape[-1]
     element = TFLM_TYPE_SIZES[cell.type]
     for _ in range(4):
         ctx.request_scratch(batch * state * element)
-    return None
+    lw = LstmWeights({g: weights[g][0] for g in GATES}, {g: weights[g][1] for g in GATES},
+                     {g: weights[g][2] for g in GATES})
+    return OpData(kind, time_major, options.fused_activation_function,
+                  float(options.cell_clip), lw, quant)
+
+
+def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
+    """UnidirectionalSequenceLstmEval -> EvalLstm: the state tensors are updated in place."""
+    x = ctx.tensor_data(op.inputs[INPUT])
+    hidden = ctx.tensor_data(op.inputs[OUTPUT_STATE])
+    cell = ctx.tensor_data(op.inputs[CELL_STATE])
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if data.kind == "float":
+        lstm_float(x, hidden, cell, out, data.weights, data.time_major, data.cell_activation,
+                   data.cell_clip)
+    else:
+        assert data.quant is not None
+        lstm_integer(x, hidden, cell, out, data.weights, data.quant, data.time_major,
+                     data.cell_activation, data.cell_clip, wide_bias=data.kind == "16x8_16")
 
 
 REGISTRATION = Registration("UNIDIRECTIONAL_SEQUENCE_LSTM", init=init, prepare=prepare,
-                            eval=None, builtin_data="TfLiteUnidirectionalSequenceLSTMParams")
+                            eval=eval_, builtin_data="TfLiteUnidirectionalSequenceLSTMParams")

@@ -1260,6 +1260,7 @@ OP_OPTIONS_TABLE: Mapping[str, str] = MappingProxyType({
     "STABLEHLO_CASE": "StablehloCaseOptions",
 })
 
+
 class OptionField(NamedTuple):
     """How one dataclass field is stored: what a flatbuffer writer needs to serialise it."""
 

@@ -1,0 +1,76 @@
+"""FULLY_CONNECTED against the live TFLM wheel: float32 (sequential sum in TFLM's order: bound 0
+ulps), int8 per-tensor and per-channel, int16 with int64 and int32 bias, keep_num_dims and
+inputs of rank 2-4 flattened into batches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conv_cases import (
+    ACTIVATIONS,
+    add_activation,
+    add_filter_and_bias,
+    compare,
+    random_input,
+    random_qspec,
+)
+from tinyarena.builder import ModelBuilder
+from tinyarena.errors import KernelError
+
+pytestmark = pytest.mark.oracle
+
+
+def _case(dtype: str, rng: np.random.Generator, bias_dtype: str,
+          per_channel: bool | None = None) -> tuple[bytes, list, str]:
+    q = random_qspec(dtype, rng)
+    depth = int(rng.integers(1, 40))
+    units = int(rng.integers(1, 20))
+    keep = bool(rng.integers(0, 2))
+    lead = tuple(int(v) for v in rng.integers(1, 4, int(rng.integers(1, 3))))
+    in_shape = lead + (depth,)
+    out_shape = lead + (units,) if keep else (int(np.prod(lead)), units)
+    act = str(rng.choice(ACTIVATIONS))
+    if per_channel is None:
+        per_channel = bool(rng.integers(0, 2))
+    with_bias = bool(rng.integers(0, 4))
+    b = ModelBuilder()
+    x = add_activation(b, "x", in_shape, q, output=False, is_input=True)
+    wt, bt = add_filter_and_bias(b, q, (units, depth), units, 0, per_channel, with_bias,
+                                 bias_dtype, rng)
+    y = add_activation(b, "y", out_shape, q, output=True)
+    options = {}
+    if dtype == "int16" and not with_bias:
+        options["quantized_bias_type"] = "INT32" if bias_dtype == "int32" else "INT64"
+    b.add_operator("FULLY_CONNECTED", [x, wt, bt], [y], fused_activation_function=act,
+                   keep_num_dims=keep, **options)
+    b.mark_output(y)
+    desc = f"{dtype} {in_shape}->{out_shape} pc={per_channel} bias={with_bias} {act}"
+    return b.build(), [random_input(in_shape, dtype, rng) for _ in range(2)], desc
+
+
+@pytest.mark.parametrize("dtype, bias_dtype", [("int8", "int32"), ("int16", "int64"),
+                                               ("int16", "int32"), ("float32", "float32")])
+def test_fully_connected_matches_tflm(dtype: str, bias_dtype: str) -> None:
+    rng = np.random.default_rng(sum(map(ord, dtype + bias_dtype)) + 3)
+    for _ in range(16):
+        model, inputs, desc = _case(dtype, rng, bias_dtype)
+        for x in inputs:
+            try:
+                compare(model, [x], dtype, max_ulps=0)
+            except AssertionError as exc:
+                raise AssertionError(f"{desc}: {exc}") from None
+
+
+def test_fully_connected_rejects_mismatched_bias_scale() -> None:
+    from kernel_runner import run_kernels
+
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 4), "int8", scale=0.1, zero_point=0)
+    w = b.add_constant("w", np.ones((2, 4), np.int8), scale=0.1, zero_point=0)
+    bias = b.add_constant("b", np.zeros(2, np.int32), scale=0.5, zero_point=0)  # not 0.01
+    y = b.add_tensor("y", (1, 2), "int8", scale=0.1, zero_point=0)
+    b.add_operator("FULLY_CONNECTED", [x, w, bias], [y])
+    b.mark_output(y)
+    with pytest.raises(KernelError, match="bias scale"):
+        run_kernels(b.build(), [np.zeros((1, 4), np.int8)])
