@@ -20,7 +20,7 @@ runs them through an emulating context.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from tinyarena._util import align_up
 from tinyarena.arena import recording as rec
@@ -39,6 +39,7 @@ from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import ArenaTooSmallError, KernelError, PlanError
 from tinyarena.kernels.base import Registration
 from tinyarena.model.types import Model, Operator, Tensor
+from tinyarena.planning import lower_bound, plan_greedy, plan_linear
 from tinyarena.planning.buffers import Buffer, Plan
 
 MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp
@@ -425,39 +426,12 @@ def _quantized_channels(tensor: Tensor) -> int:
 
 
 def _plan(planner: str, buffers: list[Buffer]) -> Plan:
-    from tinyarena import planning
-
-    fn: Callable[[list[Buffer]], Plan]
-    if planner == "greedy":
-        fn = getattr(planning, "plan_greedy", None) or _import("greedy", "plan_greedy")
-    else:
-        fn = getattr(planning, "plan_linear", None) or _import("linear", "plan_linear")
-    return fn(buffers)
-
-
-def _import(module: str, name: str) -> Any:
-    import importlib
-
-    return getattr(importlib.import_module(f"tinyarena.planning.{module}"), name)
+    return plan_greedy(buffers) if planner == "greedy" else plan_linear(buffers)
 
 
 def _lower_bound(buffers: tuple[Buffer, ...]) -> int:
-    """Largest total size of buffers live at one time step (planning.lower_bound)."""
-    from tinyarena import planning
-
-    fn = getattr(planning, "lower_bound", None)
-    if fn is None:
-        try:
-            fn = _import("bounds", "lower_bound")
-        except (ImportError, AttributeError):
-            fn = None
-    if fn is not None:
-        return int(fn(list(buffers)))
-    steps: dict[int, int] = {}
-    for b in buffers:
-        for step in range(b.first, b.last + 1):
-            steps[step] = steps.get(step, 0) + b.size
-    return max(steps.values(), default=0)
+    """Largest total size of buffers live at one time step."""
+    return int(lower_bound(list(buffers)))
 
 
 # -- the context kernels see -------------------------------------------------------------------------

@@ -6,8 +6,14 @@ point); prepare takes temp tensors input, paddings, constant values (PADV2 only)
 
 from __future__ import annotations
 
-from tinyarena.kernels.base import InitContext, PrepareContext, Registration
-from tinyarena.model.types import Operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels._elementwise import tensor_quant
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
 PADDINGS = 1
@@ -20,17 +26,80 @@ def init(ctx: InitContext, op: Operator) -> None:
     ctx.allocate_persistent(ctx.target.sizeof("OpDataPad"))
 
 
-def prepare(ctx: PrepareContext, op: Operator) -> None:
-    """PadPrepare, allocation side."""
+MAX_DIMS = 5  # reference_ops::PadKernelMaxDimensionCount()
+_SUPPORTED = (TensorType.FLOAT32, TensorType.INT8, TensorType.INT16, TensorType.INT32)
+
+
+@dataclass(frozen=True)
+class OpData:
+    """PadParams (left/right padding per axis) and the value used when PADV2 gives none.
+
+    The image-style and generic resizing categories of TFLM produce the same output, so only
+    the paddings are kept.
+    """
+
+    paddings: tuple[tuple[int, int], ...]
+    default_value: float | int
+
+
+def prepare(ctx: PrepareContext, op: Operator) -> OpData:
+    """PadPrepare: temp tensors input, paddings, constant values (PADV2), output; checks."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.inputs[PADDINGS])
     if len(op.inputs) == 3:
         ctx.allocate_temp_tensor(op.inputs[CONSTANT_VALUES])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    return None
+    if len(op.inputs) not in (2, 3) or len(op.outputs) != 1:
+        raise KernelError("PAD takes two or three inputs and one output")
+    inp, pads = ctx.tensor(op.inputs[INPUT]), ctx.tensor(op.inputs[PADDINGS])
+    const = ctx.tensor(op.inputs[CONSTANT_VALUES]) if len(op.inputs) == 3 else None
+    out = ctx.tensor(op.outputs[OUTPUT])
+    assert inp is not None and pads is not None and out is not None
+    if inp.type != out.type:
+        raise KernelError("PAD: input and output types differ")
+    if len(inp.shape) > MAX_DIMS:
+        raise KernelError(f"PAD supports at most {MAX_DIMS} dimensions")
+    if const is not None and (const.type != inp.type or const.element_count != 1):
+        raise KernelError("PADV2: the constant value must be a scalar of the input's type")
+    if pads.element_count != 2 * len(out.shape):
+        raise KernelError("PAD: paddings must hold a (before, after) pair per output dimension")
+    if pads.data is None:
+        raise KernelError("PAD: non-constant paddings tensor is not supported; make it a constant")
+    p = np.asarray(pads.data).reshape(-1, 2)
+    pairs = tuple((int(a), int(b)) for a, b in p)
+    for i, (before, after) in enumerate(pairs):
+        if out.shape[i] != inp.shape[i] + before + after:
+            raise KernelError(f"PAD: output dimension {i} is {out.shape[i]}, expected "
+                              f"{inp.shape[i] + before + after}")
+    default: float | int = 0
+    if inp.type == TensorType.INT8:
+        qo = tensor_quant(out)
+        if const is None:
+            if not -128 <= qo.zero_point <= 127:
+                raise KernelError("int8 PAD: the output zero point must fit int8")
+            default = qo.zero_point
+        elif tensor_quant(const) != qo:
+            raise KernelError("int8 PADV2: the pad value must be quantized like the output")
+    return OpData(pairs, default)
+
+
+def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
+    """PadEval -> reference_ops::Pad / PadImageStyle: fill with the pad value, copy the middle."""
+    t = ctx.tensor(op.inputs[INPUT])
+    if t is not None and t.type not in _SUPPORTED:
+        raise KernelError(f"PAD does not support type {t.type.name}")
+    x = ctx.tensor_data(op.inputs[INPUT])
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if len(op.inputs) == 3:
+        value = ctx.tensor_data(op.inputs[CONSTANT_VALUES]).reshape(-1)[0]
+    else:
+        value = data.default_value
+    out[...] = value
+    inner = tuple(slice(b, b + n) for (b, _), n in zip(data.paddings, x.shape))
+    out[inner] = x
 
 
 REGISTRATIONS = {
-    "PAD": Registration("PAD", init=init, prepare=prepare, eval=None, builtin_data=None),
-    "PADV2": Registration("PADV2", init=init, prepare=prepare, eval=None, builtin_data=None),
+    "PAD": Registration("PAD", init=init, prepare=prepare, eval=eval_, builtin_data=None),
+    "PADV2": Registration("PADV2", init=init, prepare=prepare, eval=eval_, builtin_data=None),
 }

@@ -8,7 +8,8 @@ rank and of the axis count, then PrepareSimple takes input, axis (and output for
 
 from __future__ import annotations
 
-from tinyarena.kernels.base import InitContext, PrepareContext, Registration
+from tinyarena.kernels._reduce_math import ReduceOpData, reduce, reduce_op_data
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -21,7 +22,7 @@ def init(ctx: InitContext, op: Operator) -> None:
     ctx.allocate_persistent(ctx.target.sizeof("OpDataReduce"))
 
 
-def prepare(ctx: PrepareContext, op: Operator) -> None:
+def prepare(ctx: PrepareContext, op: Operator) -> ReduceOpData | None:
     """PrepareMeanOrSumHelper, allocation side."""
     for index in (op.inputs[INPUT], op.outputs[OUTPUT], op.inputs[AXIS]):
         ctx.allocate_temp_tensor(index)
@@ -38,12 +39,19 @@ def prepare(ctx: PrepareContext, op: Operator) -> None:
     ctx.allocate_temp_tensor(op.inputs[AXIS])
     if source.type == TensorType.INT8:
         ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    return None
+    return reduce_op_data(op.name, source, out, axis)
+
+
+def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:
+    """EvalMeanHelper / EvalSumHelper (see _reduce_math.reduce); the axis is read at eval."""
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    axis = ctx.tensor_data(op.inputs[AXIS])
+    out[...] = reduce(ctx.tensor_data(op.inputs[INPUT]), axis, data).reshape(out.shape)
 
 
 REGISTRATIONS = {
-    "MEAN": Registration("MEAN", init=init, prepare=prepare, eval=None,
+    "MEAN": Registration("MEAN", init=init, prepare=prepare, eval=eval_,
                          builtin_data="TfLiteReducerParams"),
-    "SUM": Registration("SUM", init=init, prepare=prepare, eval=None,
+    "SUM": Registration("SUM", init=init, prepare=prepare, eval=eval_,
                         builtin_data="TfLiteReducerParams"),
 }

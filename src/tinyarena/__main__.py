@@ -1,0 +1,5 @@
+"""``python -m tinyarena``."""
+
+from tinyarena.cli import main
+
+raise SystemExit(main())

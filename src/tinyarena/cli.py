@@ -1,0 +1,102 @@
+"""The ``tinyarena`` command: parse, make one library call, render.
+
+Each subcommand is a small ``_cmd_<name>`` registrar that adds its parser and sets its handler;
+``COMMANDS`` lists them in one place, so adding a subcommand is one function and one line.
+Errors from the library (``TinyArenaError``) become ``error: <message>`` on stderr, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+from tinyarena.errors import TinyArenaError
+
+Registrar = Callable[[Any], None]  # takes the subparsers action
+
+
+def _layout(args: argparse.Namespace, **kwargs: Any) -> Any:
+    from tinyarena.arena import allocate_model
+    from tinyarena.model import read_model
+
+    return allocate_model(read_model(args.model), **kwargs)
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print(text)
+    return 0
+
+
+def _run_plan(args: argparse.Namespace) -> int:
+    from tinyarena.report import plan_dict, render_plan
+
+    layout = _layout(args, planner=args.planner)
+    return _emit(args, plan_dict(layout),
+                 render_plan(layout, title=args.model, ascii_picture=args.ascii))
+
+
+def _cmd_plan(sub: Any) -> None:
+    p = sub.add_parser("plan", help="the memory plan of the head (TFLM's planners)",
+                       description="Show where TFLM's memory planner puts every tensor and "
+                                   "scratch buffer of MODEL in the arena's head.")
+    p.add_argument("model", help="a .tflite file")
+    p.add_argument("--planner", choices=("greedy", "linear"), default="greedy",
+                   help="TFLM's GreedyMemoryPlanner (default) or LinearMemoryPlanner")
+    p.add_argument("--ascii", action="store_true", help="add TFLM's PrintMemoryPlan picture")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_run_plan)
+
+
+def _run_size(args: argparse.Namespace) -> int:
+    from tinyarena.report import render_size, size_dict
+
+    layout = _layout(args, target=args.target, arena_size=args.arena_size)
+    return _emit(args, size_dict(layout), render_size(layout, title=args.model))
+
+
+def _cmd_size(sub: Any) -> None:
+    p = sub.add_parser("size", help="arena bytes TFLM needs for a model",
+                       description="Emulate TFLM's AllocateTensors for MODEL and report the "
+                                   "arena it uses (head + tail), the minimum working arena and "
+                                   "the tail by TFLM's recording categories.")
+    p.add_argument("model", help="a .tflite file")
+    p.add_argument("--target", choices=("host-x64", "arm32", "arm32-short-enums"),
+                   default="host-x64", help="struct layout of the TFLM build (default host-x64, "
+                                            "the pip wheel)")
+    p.add_argument("--arena-size", type=int, default=None, metavar="N",
+                   help="check that an arena of N bytes is enough (fails like TFLM otherwise)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_run_size)
+
+
+COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tinyarena",
+        description="TensorFlow Lite Micro's tensor arena, byte for byte.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in COMMANDS:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 ok, 1 tinyarena error, 2 usage error)."""
+    parser = build_parser()
+    args = parser.parse_args(None if argv is None else list(argv))
+    try:
+        status: int = args.handler(args)
+    except TinyArenaError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return status
+
+
+__all__ = ["COMMANDS", "build_parser", "main"]

@@ -1,0 +1,103 @@
+"""MEAN and SUM arithmetic: TFLM's reduce_common.cc with reference/reduce.h.
+
+float32: each output is the sum of its inputs taken in the input's row-major order, in
+float32 (TFLM's Reduce loop walks the input once and adds into the output), then for MEAN
+divided by the float element count. The 4-D "mean over height and width with keep_dims"
+special case (reference_ops::Mean 4-D) sums in the same order, so it gives the same bits.
+int8/int16: an int32 sum of the raw values, minus zero_point * count, rescaled by
+MultiplyByQuantizedMultiplier; for MEAN the multiplier absorbs 1/count
+(QuantizedMeanOrSum: multiplier << floor(log2(count)) / count, with the shift clamped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels._quant import multiply_by_quantized_multiplier, quantize_multiplier
+from tinyarena.kernels._unary import quant_params
+from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
+
+_F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
+
+
+@dataclass(frozen=True)
+class ReduceOpData:
+    """OpDataReduce: multiplier/shift (quantized) and the zero points."""
+
+    op: str  # "MEAN" or "SUM"
+    type: TensorType
+    multiplier: int = 0
+    shift: int = 0
+    input_zero_point: int = 0
+    output_zero_point: int = 0
+
+
+def reduce_op_data(op_name: str, inp: Tensor, out: Tensor, axis: Tensor) -> ReduceOpData:
+    """PrepareMeanOrSumHelper: the input/output scale ratio for quantized types."""
+    if axis.type != TensorType.INT32:
+        raise KernelError(f"{op_name} needs an int32 axis tensor, got {axis.type.name.lower()}")
+    if inp.type not in (_F32, _I8, _I16) or out.type != inp.type:
+        raise KernelError(f"{op_name} supports float32, int8 and int16 with equal input and "
+                          f"output types, got {inp.type.name.lower()} -> {out.type.name.lower()}")
+    if inp.type == _F32:
+        return ReduceOpData(op_name, inp.type)
+    iq, oq = quant_params(inp), quant_params(out)
+    multiplier, shift = quantize_multiplier(float(iq.scale) / float(oq.scale))
+    return ReduceOpData(op_name, inp.type, multiplier, shift, iq.zero_point, oq.zero_point)
+
+
+def resolve_axes(axis_values: np.ndarray, rank: int, op_name: str) -> tuple[int, ...]:
+    """reference_ops::ResolveAxis: negative axes wrap, duplicates drop; sorted for numpy."""
+    resolved: list[int] = []
+    for a in np.asarray(axis_values).reshape(-1).tolist():
+        current = a + rank if a < 0 else a
+        if not 0 <= current < rank:
+            raise KernelError(f"{op_name}: axis {a} is out of range for a rank-{rank} input")
+        if current not in resolved:
+            resolved.append(current)
+    return tuple(sorted(resolved))
+
+
+def _as_rows(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """(outputs, reduced elements): kept axes first, reduced axes last, both in input order."""
+    kept = tuple(i for i in range(x.ndim) if i not in axes)
+    n_out = int(np.prod([x.shape[i] for i in kept], dtype=np.int64))
+    k = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
+    return np.transpose(x, kept + axes).reshape(n_out, k)
+
+
+def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData) -> np.ndarray:
+    """EvalMeanHelper / EvalSumHelper: the flat output values (outputs in row-major order)."""
+    axes = resolve_axes(axis_values, x.ndim, data.op) if x.ndim else ()
+    rows = _as_rows(x, axes) if x.ndim else x.reshape(1, 1)
+    count = rows.shape[1]
+    if data.type == _F32:
+        if count == 0:
+            return np.zeros(rows.shape[0], dtype=np.float32)
+        total = np.cumsum(rows, axis=1, dtype=np.float32)[:, -1]  # sequential, as TFLM
+        if data.op == "MEAN":
+            return total / np.float32(count)
+        return total
+    info = np.iinfo(NUMPY_DTYPES[data.type])
+    if count == 0:
+        return np.zeros(rows.shape[0], dtype=np.int64)
+    temp_sum = rows.astype(np.int64).sum(axis=1)
+    shifted_sum = _wrap32(temp_sum - data.input_zero_point * count)
+    multiplier, shift = data.multiplier, data.shift
+    if data.op == "MEAN":
+        extra = min(count.bit_length() - 1, 32, 31 + shift)
+        multiplier = int((multiplier << extra) // count) if extra >= 0 else \
+            int((multiplier >> -extra) // count)
+        shift -= extra
+    scaled = multiply_by_quantized_multiplier(shifted_sum, multiplier, shift)
+    return np.clip(scaled + data.output_zero_point, info.min, info.max)
+
+
+def _wrap32(x: np.ndarray) -> np.ndarray:
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+__all__ = ["ReduceOpData", "reduce", "reduce_op_data", "resolve_axes"]

@@ -1,0 +1,99 @@
+"""No allocation during invoke, and tensor data nowhere but in the arena.
+
+TFLM's Invoke allocates nothing: kernels write into the arena, and what they need besides is
+planned at AllocateTensors. tinyarena keeps that contract: kernels write through ``out=`` views
+and use workspaces made once at allocation. tracemalloc (which sees numpy's data allocations)
+measures the peak memory allocated during one invoke; it must stay under a fixed bound however
+large the model's tensors are.
+"""
+
+from __future__ import annotations
+
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tinyarena
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "interpreter"))
+from interp_models import float_chain, int8_add_with_variable  # noqa: E402
+
+BOUND = 64 * 1024  # bytes an invoke may allocate (Python frames, small index objects)
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+def _ready(model: bytes | Path) -> tinyarena.Interpreter:
+    ip = tinyarena.Interpreter(model)
+    ip.allocate_tensors()
+    rng = np.random.default_rng(0)
+    for i, d in enumerate(ip.get_input_details()):
+        if np.issubdtype(d["dtype"], np.floating):
+            x = rng.standard_normal(d["shape"]).astype(d["dtype"])
+        else:
+            info = np.iinfo(d["dtype"])
+            x = rng.integers(info.min, info.max, size=d["shape"], endpoint=True).astype(d["dtype"])
+        ip.set_input(i, x)
+    ip.invoke()  # warm-up: first calls may fill caches (imports, ufunc loops)
+    return ip
+
+
+def _invoke_peak(ip: tinyarena.Interpreter) -> int:
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        ip.invoke()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak - before
+
+
+def _tensors_in_arena(ip: tinyarena.Interpreter) -> None:
+    lo = _address(ip.arena)
+    hi = lo + ip.arena.nbytes
+    for sg in ip.model.subgraphs:
+        for t in sg.tensors:
+            view = ip._allocated().views[sg.index].arrays[t.index]
+            if t.is_constant or view is None:
+                continue
+            assert lo <= _address(view) and _address(view) + view.nbytes <= hi, t.name
+
+
+def test_tracemalloc_sees_numpy_allocations() -> None:
+    """The measurement itself can fail: a 1 MiB numpy temporary shows up."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        np.ones(1 << 18, np.float32).sum()
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert peak >= 1 << 20
+
+
+_SHARED = ["hello_world_int8", "person_detect", "kws_ref_model",
+           "mobilenet_v2_quantized_1x3x224x224"]
+
+
+@pytest.mark.parametrize("name", _SHARED)
+def test_invoke_allocates_under_a_fixed_bound(name: str, shared_models: Path) -> None:
+    ip = _ready(shared_models / f"{name}.tflite")
+    _tensors_in_arena(ip)
+    peak = _invoke_peak(ip)
+    assert peak < BOUND, f"{name}: one invoke allocated {peak} bytes (arena {ip.arena.nbytes})"
+
+
+@pytest.mark.parametrize("model", [int8_add_with_variable(), float_chain(3, 32)],
+                         ids=["int8_add_variable", "float_chain_small"])
+def test_small_built_models(model: bytes) -> None:
+    ip = _ready(model)
+    _tensors_in_arena(ip)
+    assert _invoke_peak(ip) < BOUND
