@@ -86,3 +86,17 @@ def skip_unless_all_kernels(model_bytes: bytes) -> None:
             pytest.skip(f"{op.name} has no kernel yet")
         if reg.eval is None:
             pytest.skip(f"{op.name} has no eval yet")
+
+
+def assert_same_as_tflm(model_bytes: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """One invoke in the wheel and through the kernel runner; outputs must be identical."""
+    from kernel_runner import run_kernels
+    from tflm_oracle import tflm_run
+
+    want = tflm_run(model_bytes, inputs)
+    got = run_kernels(model_bytes, inputs)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.shape, w.shape)
+        assert np.array_equal(g, w), (g, w)
+    return got

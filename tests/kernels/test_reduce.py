@@ -56,8 +56,7 @@ def test_spatial_mean_matches_tflm(dtype: str, keep_dims: bool) -> None:
 
 
 def test_int8_mean_by_hand() -> None:
-    """Equal scales, zero points 0: the mean of [1, 2, 4] is 7/3 -> 2; of [-1, -2] is -1.5 ->
-    rounded through the 1/count multiplier (MultiplyByQuantizedMultiplier rounds half up)."""
+    """Equal scales, zero points 0: the mean of [1, 2, 4] is 7/3, which rounds to 2."""
     model = single_op_model("MEAN", (1, 3), "int8", (1.0, 0), (1,), "int8", (1.0, 0),
                             extra_inputs=[np.array([1], np.int32)], keep_dims=False)
     ours, _ = compare(model, [np.array([[1, 2, 4]], np.int8)])

@@ -75,3 +75,14 @@ def compare(model: bytes, inputs: Sequence[np.ndarray], max_ulp: int = 0) -> tup
                                      f"at {bad}: ours {o[bad][:8]} tflm {t[bad][:8]} "
                                      f"inputs {[np.asarray(i)[bad][:8] for i in inputs[:1]]}")
     return ours, theirs
+
+
+def compare_allocations(model: bytes) -> None:
+    """tinyarena's emulated arena (head, tail) equals what the wheel's recording allocator says."""
+    from tflm_oracle import tflm_allocations
+    from tinyarena.arena.allocator import allocate_model
+    from tinyarena.model import read_model
+
+    ours = allocate_model(read_model(model))
+    theirs = tflm_allocations(model)
+    assert (ours.head, ours.tail) == (theirs.head, theirs.tail), theirs.text

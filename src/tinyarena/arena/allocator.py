@@ -101,7 +101,8 @@ def allocate_model(
         try:
             final = _run(model, profile, path, planner, res, arena_size)
         except ArenaTooSmallError as exc:
-            needed = _needed_with_same_end(model, profile, path, planner, res, arena_size)
+            needed = min(_needed_with_end(model, profile, path, planner, res, remainder)
+                         for remainder in range(ARENA_ALIGNMENT))
             raise ArenaTooSmallError(
                 f"arena of {arena_size} bytes is too small for this model on {profile.name}: "
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
@@ -110,11 +111,10 @@ def allocate_model(
     return final.layout(min_arena, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
 
 
-def _needed_with_same_end(model: Model, profile: TargetProfile, path: str, planner: str,
-                          res: Resolver, arena_size: int) -> int:
-    """Smallest arena >= every check's requirement whose size has ``arena_size``'s remainder
-    mod 16 (the tail's padding depends on that remainder, facts 1.2)."""
-    remainder = arena_size % ARENA_ALIGNMENT
+def _needed_with_end(model: Model, profile: TargetProfile, path: str, planner: str,
+                     res: Resolver, remainder: int) -> int:
+    """Smallest working arena whose size is ``remainder`` mod 16 (the tail's padding depends
+    on that remainder, facts 1.2, so the smallest arena overall may not be a multiple of 16)."""
     run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder)
     need = run.alloc.required_end
     return need + (remainder - need) % ARENA_ALIGNMENT

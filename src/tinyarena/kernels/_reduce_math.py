@@ -25,7 +25,12 @@ _F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
 
 @dataclass(frozen=True)
 class ReduceOpData:
-    """OpDataReduce: multiplier/shift (quantized) and the zero points."""
+    """OpDataReduce: multiplier/shift (quantized) and the zero points.
+
+    ``workspace`` is the handle of a (reduced elements, outputs) buffer made at prepare when
+    the axis tensor is constant (-1 otherwise): eval copies the input into it, reduced axes
+    first, and accumulates in place, so an invoke allocates nothing of the input's size.
+    """
 
     op: str  # "MEAN" or "SUM"
     type: TensorType
@@ -33,6 +38,18 @@ class ReduceOpData:
     shift: int = 0
     input_zero_point: int = 0
     output_zero_point: int = 0
+    workspace: int = -1
+
+
+def workspace_layout(data: ReduceOpData, in_shape: tuple[int, ...],
+                     axis_values: np.ndarray) -> tuple[tuple[int, int], np.dtype]:
+    """Shape (reduced elements, outputs) and dtype of the eval workspace for a constant axis."""
+    rank = len(in_shape)
+    axes = resolve_axes(axis_values, rank, data.op) if rank else ()
+    k = int(np.prod([in_shape[i] for i in axes], dtype=np.int64))
+    n_out = int(np.prod([in_shape[i] for i in range(rank) if i not in axes], dtype=np.int64))
+    dtype = np.dtype(np.float32) if data.type == _F32 else np.dtype(np.int64)
+    return (k, n_out), dtype
 
 
 def reduce_op_data(op_name: str, inp: Tensor, out: Tensor, axis: Tensor) -> ReduceOpData:
@@ -61,31 +78,43 @@ def resolve_axes(axis_values: np.ndarray, rank: int, op_name: str) -> tuple[int,
     return tuple(sorted(resolved))
 
 
-def _as_rows(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    """(outputs, reduced elements): kept axes first, reduced axes last, both in input order."""
+def _columns(x: np.ndarray, axes: tuple[int, ...], work: np.ndarray | None) -> np.ndarray:
+    """The input as (reduced elements, outputs): reduced axes first, kept axes last, each
+    group in input order, copied (and widened) into ``work`` when given."""
     kept = tuple(i for i in range(x.ndim) if i not in axes)
-    n_out = int(np.prod([x.shape[i] for i in kept], dtype=np.int64))
     k = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
-    return np.transpose(x, kept + axes).reshape(n_out, k)
+    n_out = int(np.prod([x.shape[i] for i in kept], dtype=np.int64))
+    moved = np.transpose(x, axes + kept)
+    if work is None:
+        work = np.empty((k, n_out), np.float32 if x.dtype == np.float32 else np.int64)
+    np.copyto(work.reshape(moved.shape), moved)
+    return work
 
 
-def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData) -> np.ndarray:
-    """EvalMeanHelper / EvalSumHelper: the flat output values (outputs in row-major order)."""
+def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData,
+           work: np.ndarray | None = None) -> np.ndarray:
+    """EvalMeanHelper / EvalSumHelper: the flat output values (outputs in row-major order).
+
+    ``work`` is the prepare-time workspace (see ``workspace_layout``); without it the same
+    buffer is allocated here.
+    """
     axes = resolve_axes(axis_values, x.ndim, data.op) if x.ndim else ()
-    rows = _as_rows(x, axes) if x.ndim else x.reshape(1, 1)
-    count = rows.shape[1]
+    cols = _columns(x, axes, work) if x.ndim else x.reshape(1, 1).astype(
+        np.float32 if data.type == _F32 else np.int64)
+    count = cols.shape[0]
     if data.type == _F32:
         if count == 0:
-            return np.zeros(rows.shape[0], dtype=np.float32)
-        total = np.cumsum(rows, axis=1, dtype=np.float32)[:, -1]  # sequential, as TFLM
+            return np.zeros(cols.shape[1], dtype=np.float32)
+        np.cumsum(cols, axis=0, out=cols)  # in place, sequential per output, as TFLM adds
+        total = cols[-1]
         if data.op == "MEAN":
             return total / np.float32(count)
         return total
     info = np.iinfo(NUMPY_DTYPES[data.type])
     if count == 0:
-        return np.zeros(rows.shape[0], dtype=np.int64)
-    temp_sum = rows.astype(np.int64).sum(axis=1)
-    shifted_sum = _wrap32(temp_sum - data.input_zero_point * count)
+        return np.zeros(cols.shape[1], dtype=np.int64)
+    np.cumsum(cols, axis=0, out=cols)
+    shifted_sum = _wrap32(cols[-1] - data.input_zero_point * count)
     multiplier, shift = data.multiplier, data.shift
     if data.op == "MEAN":
         extra = min(count.bit_length() - 1, 32, 31 + shift)
@@ -100,4 +129,4 @@ def _wrap32(x: np.ndarray) -> np.ndarray:
     return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
-__all__ = ["ReduceOpData", "reduce", "reduce_op_data", "resolve_axes"]
+__all__ = ["ReduceOpData", "reduce", "reduce_op_data", "resolve_axes", "workspace_layout"]

@@ -19,7 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._quant import multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
+from tinyarena.kernels._libm import tanhf
+from tinyarena.kernels._quant import (
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    wrap_int32,
+)
 
 F32 = np.float32
 
@@ -102,7 +107,7 @@ def _activation_float(x: np.ndarray, activation: str) -> np.ndarray:
     if activation == "RELU6":
         return np.maximum(F32(0), np.minimum(x, F32(6)))
     if activation == "TANH":
-        return np.tanh(x.astype(np.float64)).astype(F32)
+        return tanhf(x)
     if activation == "SIGN_BIT":
         return np.signbit(x).astype(F32)
     raise KernelError(f"SVDF: unsupported fused activation {activation}")

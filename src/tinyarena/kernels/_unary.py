@@ -7,6 +7,8 @@ the quantization arrays, 0/0 when the tensor is not quantized).
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from tinyarena.errors import KernelError
@@ -66,3 +68,27 @@ def c_int32_from_double(x: float) -> int:
     if not np.isfinite(x) or x >= 2.0**31 or x <= -(2.0**31) - 1.0:
         return -(1 << 31)
     return int(x)
+
+
+# Elements per block in element-wise evals: the int64 temporaries of one block stay a few KiB,
+# so an invoke allocates a small bounded amount whatever the tensor size (TFLM's Invoke
+# allocates nothing; tinyarena's budget is "small temporaries").
+CHUNK = 1024
+
+
+def map_chunks(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, out: np.ndarray) -> None:
+    """out.flat = fn(x.flat), computed block by block, each block written into ``out``."""
+    src = x.reshape(-1)
+    dst = out.reshape(-1)
+    if not np.shares_memory(dst, out):
+        raise KernelError("output tensor view is not contiguous")
+    for start in range(0, src.size, CHUNK):
+        dst[start:start + CHUNK] = fn(src[start:start + CHUNK])
+
+
+def map_row_chunks(fn: Callable[[np.ndarray], np.ndarray], rows: np.ndarray,
+                   out_rows: np.ndarray) -> None:
+    """As map_chunks for row-wise functions: whole rows per block, about CHUNK elements."""
+    step = max(1, CHUNK // max(1, rows.shape[1]))
+    for start in range(0, rows.shape[0], step):
+        out_rows[start:start + step] = fn(rows[start:start + step])

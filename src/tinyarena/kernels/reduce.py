@@ -8,7 +8,9 @@ rank and of the axis count, then PrepareSimple takes input, axis (and output for
 
 from __future__ import annotations
 
-from tinyarena.kernels._reduce_math import ReduceOpData, reduce, reduce_op_data
+import dataclasses
+
+from tinyarena.kernels._reduce_math import ReduceOpData, reduce, reduce_op_data, workspace_layout
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -39,14 +41,19 @@ def prepare(ctx: PrepareContext, op: Operator) -> ReduceOpData | None:
     ctx.allocate_temp_tensor(op.inputs[AXIS])
     if source.type == TensorType.INT8:
         ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    return reduce_op_data(op.name, source, out, axis)
+    data = reduce_op_data(op.name, source, out, axis)
+    if axis.data is not None:  # constant axes: the eval buffer can be made once, here
+        shape, dtype = workspace_layout(data, source.shape, axis.data)
+        data = dataclasses.replace(data, workspace=ctx.request_workspace(shape, dtype))
+    return data
 
 
 def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:
     """EvalMeanHelper / EvalSumHelper (see _reduce_math.reduce); the axis is read at eval."""
     out = ctx.tensor_data(op.outputs[OUTPUT])
     axis = ctx.tensor_data(op.inputs[AXIS])
-    out[...] = reduce(ctx.tensor_data(op.inputs[INPUT]), axis, data).reshape(out.shape)
+    work = ctx.workspace(data.workspace) if data.workspace >= 0 else None
+    out[...] = reduce(ctx.tensor_data(op.inputs[INPUT]), axis, data, work).reshape(out.shape)
 
 
 REGISTRATIONS = {

@@ -20,7 +20,10 @@ from tinyarena.kernels._elementwise import (
     quantized_add_sub,
     tensor_quant,
 )
-from tinyarena.kernels._quant import calculate_activation_range_float, calculate_activation_range_int
+from tinyarena.kernels._quant import (
+    calculate_activation_range_float,
+    calculate_activation_range_int,
+)
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import SubOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType

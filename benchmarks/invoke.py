@@ -1,0 +1,136 @@
+"""Invoke time of tinyarena versus the tflite-micro wheel, same models, same inputs, one run.
+
+    .venv/bin/python benchmarks/invoke.py [MODEL.tflite ...] [--repeat N] [--json]
+
+Without arguments it runs every model in ../shared/models. For each model it feeds the same
+random input to both interpreters, checks that the outputs agree, and prints the median invoke
+time of each and their ratio (tinyarena / wheel; below 1 means tinyarena is faster). The
+smallest models show the fixed per-invoke overhead of each runtime. Times drift between runs on
+shared machines: compare ratios from the same run, never absolute times across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+import tinyarena
+from tinyarena.interpreter.inputs import random_inputs
+
+SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+
+
+@contextmanager
+def _quiet_fd2() -> Iterator[None]:
+    """The wheel prints to C-level stderr; keep the table readable."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _median_seconds(fn: Callable[[], object], repeat: int, budget: float) -> tuple[float, int]:
+    """Median of up to ``repeat`` timed calls, stopping early once ``budget`` seconds are spent."""
+    fn()  # warm-up
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < repeat and (len(times) < 3 or time.perf_counter() - start < budget):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), len(times)
+
+
+def _wheel(model: bytes, inputs: list[np.ndarray]):
+    from tflite_micro.python.tflite_micro import runtime
+
+    with _quiet_fd2():
+        ip = runtime.Interpreter.from_bytes(model, arena_size=64 * 1024 * 1024)
+        for i, x in enumerate(inputs):
+            ip.set_input(x, i)
+    return ip
+
+
+def bench_model(path: Path, repeat: int, budget: float) -> dict[str, object]:
+    model = path.read_bytes()
+    ours = tinyarena.Interpreter(model)
+    ours.allocate_tensors()
+    inputs = random_inputs(ours.get_input_details(), seed=0)
+    for i, x in enumerate(inputs):
+        ours.set_input(i, x)
+    wheel = _wheel(model, inputs)
+    with _quiet_fd2():
+        ours_s, n_ours = _median_seconds(ours.invoke, repeat, budget)
+        wheel_s, n_wheel = _median_seconds(wheel.invoke, repeat, budget)
+        # Compare one fresh invoke of each: a graph input whose memory the plan reuses holds
+        # other data after an invoke, so the inputs are set again first.
+        ours.reset()
+        wheel.reset()
+        for i, x in enumerate(inputs):
+            ours.set_input(i, x)
+            wheel.set_input(x, i)
+        ours.invoke()
+        wheel.invoke()
+        wheel_out = [np.array(wheel.get_output(i)) for i in range(ours.outputs_size())]
+    diff = max((_difference(ours.get_output(i), w) for i, w in enumerate(wheel_out)), default=0)
+    return {"model": path.stem, "ops": sum(len(sg.operators) for sg in ours.model.subgraphs),
+            "tinyarena_ms": ours_s * 1e3, "wheel_ms": wheel_s * 1e3,
+            "ratio": ours_s / wheel_s, "runs": [n_ours, n_wheel], "max_difference": diff}
+
+
+def _difference(ours: np.ndarray, wheel: np.ndarray) -> int:
+    """0 when identical; else ulps for float32, largest absolute difference for integers."""
+    if np.array_equal(ours, wheel):
+        return 0
+    if ours.dtype == np.float32:
+        def ordered(x: np.ndarray) -> np.ndarray:
+            i = x.view(np.int32).astype(np.int64)
+            return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+        return int(np.max(np.abs(ordered(ours) - ordered(wheel))))
+    return int(np.max(np.abs(ours.astype(np.int64) - wheel.astype(np.int64))))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", nargs="*", type=Path)
+    parser.add_argument("--repeat", type=int, default=30, help="invokes timed per runtime")
+    parser.add_argument("--budget", type=float, default=5.0,
+                        help="seconds per model and runtime after which timing stops (min 3 runs)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+    paths = args.models or sorted(SHARED_MODELS.glob("*.tflite"))
+    if not paths:
+        parser.error(f"no models given and none found in {SHARED_MODELS}")
+    rows = [bench_model(p, args.repeat, args.budget) for p in paths]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'model':36s} {'ops':>4s} {'tinyarena ms':>13s} {'wheel ms':>10s} {'ratio':>7s}  "
+          f"outputs")
+    for r in rows:
+        diff = r["max_difference"]
+        same = "equal" if diff == 0 else f"differ by {diff}"
+        print(f"{r['model']:36s} {r['ops']:4d} {r['tinyarena_ms']:13.3f} {r['wheel_ms']:10.3f} "
+              f"{r['ratio']:7.2f}  {same}")
+    print("ratio = tinyarena median / wheel median, measured in this run (lower is faster);")
+    print("outputs: 'differ by N' is N ulp for float32 outputs, N quantization steps otherwise.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,171 @@
+"""Tensors that may share bytes although TFLM's lifetimes say both are live.
+
+Each rule below is a statement about how a TFLM kernel walks memory, so a plan that uses it is
+only as safe as the kernels that run it:
+
+(a) views (``VIEW_OPS``): the output of RESHAPE, SQUEEZE or EXPAND_DIMS has exactly its input's
+    bytes. Placed at the input's offset, TFLM's RESHAPE (``EvalReshapeReference``) sees equal
+    pointers and skips the copy; EXPAND_DIMS copies element i onto itself (``memCopyN``);
+    SQUEEZE calls ``memcpy(p, p, n)``, which leaves the bytes as they are. The three kernels
+    are shared by every TFLM kernel set, so views are safe for any target.
+(b) element-wise in place (``INPLACE_OPS``): the reference kernels of these ops compute output
+    element i from input element i (same shape, no broadcast) in one forward loop, reading it
+    before writing (``reference_integer_ops::ElementWise``, ``ReluQuantized``,
+    ``reference_integer_ops::Logistic``, ``Tanh``, ``HardSwish``, ``QuantizeLeakyRelu``,
+    ``Requantize``). With the output at the input's offset and the same element size, each
+    write lands on an element already read, so an input that dies at the op can hold the
+    output. Only for kernel sets known to keep that order (``INPLACE_KERNEL_SETS``).
+(c) partial overlap of a convolution's or pooling's output with its own input (row-by-row
+    margins) is not implemented: such plans are never produced.
+
+Both implemented rules put the two tensors at the same offset, so they are expressed as
+alias groups: a group is planned as one buffer of the group's size over the union of its
+members' lifetimes. Graph inputs and graph outputs are never overwritten by rule (b).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tinyarena.errors import PlanError
+from tinyarena.model.types import Model
+from tinyarena.optimize.graph import OpGraph
+
+OVERLAP_MODES = ("none", "views", "safe")
+VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+INPLACE_OPS = frozenset({"ADD", "SUB", "MUL", "RELU", "RELU6", "LOGISTIC", "TANH", "LEAKY_RELU",
+                         "HARD_SWISH", "QUANTIZE"})
+INPLACE_KERNEL_SETS = frozenset({"reference"})
+"""Kernel sets whose element-wise kernels are known to read element i before writing it."""
+
+
+@dataclass(frozen=True)
+class AliasGroups:
+    """Which tensors of subgraph 0 share one buffer, and why.
+
+    ``root[t]`` is the representative tensor of t's group (t itself when alone). ``reasons``
+    lists each merge as (op index, op name, rule, kept tensor, merged tensor).
+    """
+
+    root: tuple[int, ...]
+    reasons: tuple[tuple[int, str, str, int, int], ...]
+
+    def members(self, root: int) -> tuple[int, ...]:
+        return tuple(t for t, r in enumerate(self.root) if r == root)
+
+    def same(self, a: int, b: int) -> bool:
+        return self.root[a] == self.root[b]
+
+
+def no_aliases(n_tensors: int) -> AliasGroups:
+    return AliasGroups(tuple(range(n_tensors)), ())
+
+
+def check_mode(mode: str, kernel_set: str) -> None:
+    """Refuse what the target's kernels cannot honour (rule (b) needs known traversal order)."""
+    if mode not in OVERLAP_MODES:
+        raise PlanError(f"unknown overlap mode {mode!r}; use one of {', '.join(OVERLAP_MODES)}")
+    if mode == "safe" and kernel_set not in INPLACE_KERNEL_SETS:
+        raise PlanError(
+            f"--overlap safe relies on the traversal order of TFLM's reference kernels; the "
+            f"kernel set {kernel_set!r} is not known to keep it. Use --overlap views or none")
+
+
+class _UnionFind:
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, a: int) -> int:
+        while self.parent[a] != a:
+            self.parent[a] = self.parent[self.parent[a]]
+            a = self.parent[a]
+        return a
+
+    def union(self, keep: int, merge: int) -> None:
+        self.parent[self.find(merge)] = self.find(keep)
+
+
+def view_groups(model: Model, graph: OpGraph) -> AliasGroups:
+    """Rule (a): every view op's output joins its input's group (equal planned sizes)."""
+    sg = model.subgraphs[0]
+    uf = _UnionFind(len(sg.tensors))
+    reasons = []
+    for op in sg.operators:
+        if op.name not in VIEW_OPS or not op.inputs or not op.outputs:
+            continue
+        x, y = op.inputs[0], op.outputs[0]
+        if x < 0 or y < 0 or x == y:
+            continue
+        tx, ty = sg.tensors[x], sg.tensors[y]
+        if graph.sizes[x] == 0 or graph.sizes[y] == 0 or tx.tflm_nbytes != ty.tflm_nbytes:
+            continue
+        if y in graph.graph_inputs:
+            continue
+        uf.union(x, y)
+        reasons.append((op.index, op.name, "view", x, y))
+    return AliasGroups(tuple(uf.find(t) for t in range(len(sg.tensors))), tuple(reasons))
+
+
+def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups) -> AliasGroups:
+    """Rule (b) on top of ``views``, for the current operator order: an element-wise op's
+    output joins the group of a same-shape, same-type input whose whole group dies at that op
+    and holds no graph input or output."""
+    sg = model.subgraphs[0]
+    n_t = len(sg.tensors)
+    uf = _UnionFind(n_t)
+    for t, r in enumerate(views.root):
+        uf.union(r, t)
+    reasons = list(views.reasons)
+    last_use = _group_last_use(graph, uf, n_t)
+    protected = graph.graph_inputs | graph.graph_outputs
+    for op in sg.operators:
+        if op.name not in INPLACE_OPS or len(graph.op_outputs[op.index]) != 1:
+            continue
+        y = graph.op_outputs[op.index][0]
+        ty = sg.tensors[y]
+        if graph.sizes[y] == 0 or y in graph.graph_inputs:
+            continue
+        for x in graph.op_inputs[op.index]:
+            tx = sg.tensors[x]
+            if (graph.sizes[x] == 0 or tx.shape != ty.shape or tx.tflm_nbytes != ty.tflm_nbytes
+                    or tx.type != ty.type):
+                continue
+            gx = uf.find(x)
+            if gx == uf.find(y) or last_use[gx] != op.index:
+                continue
+            if any(uf.find(t) == gx for t in protected):
+                continue
+            uf.union(x, y)
+            reasons.append((op.index, op.name, "in-place", x, y))
+            last_use = _group_last_use(graph, uf, n_t)
+            break
+    return AliasGroups(tuple(uf.find(t) for t in range(n_t)), tuple(reasons))
+
+
+def _group_last_use(graph: OpGraph, uf: _UnionFind, n_t: int) -> dict[int, int]:
+    """Last op (in the current order) that reads or writes any member of each group."""
+    last: dict[int, int] = {}
+    for t in range(n_t):
+        uses = list(graph.consumers[t])
+        if graph.producer[t] >= 0:
+            uses.append(graph.producer[t])
+        if uses:
+            g = uf.find(t)
+            last[g] = max(last.get(g, -1), max(uses))
+    return last
+
+
+def alias_groups(model: Model, graph: OpGraph, mode: str, kernel_set: str) -> AliasGroups:
+    """The alias groups ``mode`` permits for this order ("none", "views" or "safe")."""
+    check_mode(mode, kernel_set)
+    n_t = len(model.subgraphs[0].tensors)
+    if mode == "none":
+        return no_aliases(n_t)
+    views = view_groups(model, graph)
+    if mode == "views":
+        return views
+    return inplace_groups(model, graph, views)
+
+
+__all__ = ["AliasGroups", "INPLACE_KERNEL_SETS", "INPLACE_OPS", "OVERLAP_MODES", "VIEW_OPS",
+           "alias_groups", "check_mode", "inplace_groups", "no_aliases", "view_groups"]
