@@ -66,6 +66,25 @@ def _wheel(model: bytes, inputs: list[np.ndarray]):
     return ip
 
 
+def _noop_eval(ctx: object, op: object, data: object) -> None:
+    return None
+
+
+def _overhead_seconds(model: bytes, repeat: int) -> float:
+    """Invoke time with every kernel's eval replaced by a no-op (same init and prepare): what
+    the interpreter itself costs per invoke, kernels aside."""
+    from dataclasses import replace
+
+    model_ops = {op.name for sg in tinyarena.read_model(model).subgraphs for op in sg.operators}
+    default = tinyarena.OpResolver.default()
+    resolver = tinyarena.OpResolver()
+    for name in sorted(model_ops):
+        resolver.add(name, replace(default.resolve_name(name), eval=_noop_eval))
+    ip = tinyarena.Interpreter(model, resolver=resolver)
+    ip.allocate_tensors()
+    return _median_seconds(ip.invoke, max(repeat, 1000), 1.0)[0]
+
+
 def bench_model(path: Path, repeat: int, budget: float) -> dict[str, object]:
     model = path.read_bytes()
     ours = tinyarena.Interpreter(model)
@@ -87,10 +106,12 @@ def bench_model(path: Path, repeat: int, budget: float) -> dict[str, object]:
         ours.invoke()
         wheel.invoke()
         wheel_out = [np.array(wheel.get_output(i)) for i in range(ours.outputs_size())]
+    overhead_s = _overhead_seconds(model, repeat)
     diff = max((_difference(ours.get_output(i), w) for i, w in enumerate(wheel_out)), default=0)
     return {"model": path.stem, "ops": sum(len(sg.operators) for sg in ours.model.subgraphs),
             "tinyarena_ms": ours_s * 1e3, "wheel_ms": wheel_s * 1e3,
-            "ratio": ours_s / wheel_s, "runs": [n_ours, n_wheel], "max_difference": diff}
+            "ratio": ours_s / wheel_s, "runs": [n_ours, n_wheel], "max_difference": diff,
+            "interpreter_overhead_us": overhead_s * 1e6}
 
 
 def _difference(ours: np.ndarray, wheel: np.ndarray) -> int:
@@ -120,14 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'model':36s} {'ops':>4s} {'tinyarena ms':>13s} {'wheel ms':>10s} {'ratio':>7s}  "
-          f"outputs")
+    print(f"{'model':36s} {'ops':>4s} {'tinyarena ms':>13s} {'wheel ms':>10s} {'ratio':>7s} "
+          f"{'loop us':>8s}  outputs")
     for r in rows:
         diff = r["max_difference"]
         same = "equal" if diff == 0 else f"differ by {diff}"
         print(f"{r['model']:36s} {r['ops']:4d} {r['tinyarena_ms']:13.3f} {r['wheel_ms']:10.3f} "
-              f"{r['ratio']:7.2f}  {same}")
+              f"{r['ratio']:7.2f} {r['interpreter_overhead_us']:8.2f}  {same}")
     print("ratio = tinyarena median / wheel median, measured in this run (lower is faster);")
+    print("loop us = tinyarena's per-invoke cost with no-op kernels (the interpreter itself);")
     print("outputs: 'differ by N' is N ulp for float32 outputs, N quantization steps otherwise.")
     return 0
 

@@ -90,6 +90,10 @@ class OpResolver:
             tuple(self.resolve(op, sg.index) for op in sg.operators) for sg in model.subgraphs
         )
 
+    def resolve_name(self, name: str) -> Registration:
+        """The registration for op ``name``; raises UnsupportedOpError when it is missing."""
+        return self.registration(name)
+
     def registration(self, name: str) -> Registration:
         """Lookup by name, as ``arena.allocator.allocate_model`` asks its resolver."""
         found = self.find(name)
