@@ -35,7 +35,12 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:
 def _run_plan(args: argparse.Namespace) -> int:
     from tinyarena.report import plan_dict, render_plan
 
-    layout = _layout(args, planner=args.planner)
+    if args.planner == "optimal":
+        from tinyarena.optimize import optimal_layout
+
+        layout = optimal_layout(args.model)
+    else:
+        layout = _layout(args, planner=args.planner)
     return _emit(args, plan_dict(layout),
                  render_plan(layout, title=args.model, ascii_picture=args.ascii))
 
@@ -45,8 +50,9 @@ def _cmd_plan(sub: Any) -> None:
                        description="Show where TFLM's memory planner puts every tensor and "
                                    "scratch buffer of MODEL in the arena's head.")
     p.add_argument("model", help="a .tflite file")
-    p.add_argument("--planner", choices=("greedy", "linear"), default="greedy",
-                   help="TFLM's GreedyMemoryPlanner (default) or LinearMemoryPlanner")
+    p.add_argument("--planner", choices=("greedy", "linear", "optimal"), default="greedy",
+                   help="TFLM's GreedyMemoryPlanner (default) or LinearMemoryPlanner, or the "
+                        "best plan tinyarena finds (as TFLM runs it when pinned offline)")
     p.add_argument("--ascii", action="store_true", help="add TFLM's PrintMemoryPlan picture")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_plan)
@@ -74,7 +80,55 @@ def _cmd_size(sub: Any) -> None:
     p.set_defaults(handler=_run_size)
 
 
-COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size)
+def _cmd_run(sub: Any) -> None:
+    from tinyarena.cli_run import add_run_parser
+
+    add_run_parser(sub)
+
+
+def _cmd_demo(sub: Any) -> None:
+    from tinyarena.cli_run import add_demo_parser
+
+    add_demo_parser(sub)
+
+
+def _run_optimize(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tinyarena.optimize import optimize_model
+    from tinyarena.optimize.report import render_optimize
+
+    result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
+                            time_budget_s=args.time_budget, target=args.target)
+    Path(args.output).write_bytes(result.model)
+    data = {"model": args.model, "output": args.output, **result.to_dict()}
+    return _emit(args, data, render_optimize(result, args.model, args.output))
+
+
+def _cmd_optimize(sub: Any) -> None:
+    p = sub.add_parser("optimize", help="write a model that TFLM runs in a smaller arena",
+                       description="Reorder operators, let views and in-place element-wise "
+                                   "ops share bytes, search a placement certified against a "
+                                   "lower bound, and pin it in the model as "
+                                   "OfflineMemoryAllocation metadata. The unmodified TFLM "
+                                   "follows it and computes identical outputs.")
+    p.add_argument("model", help="a .tflite file")
+    p.add_argument("-o", "--output", required=True, help="where to write the optimized model")
+    p.add_argument("--reorder", action=argparse.BooleanOptionalAction, default=True,
+                   help="search a better operator order (default on)")
+    p.add_argument("--overlap", choices=("none", "views", "safe"), default="safe",
+                   help="which tensors may share bytes: none, views (RESHAPE/SQUEEZE/"
+                        "EXPAND_DIMS outputs on their input), safe (views and element-wise "
+                        "ops in place; TFLM reference kernels only). Default safe")
+    p.add_argument("--time-budget", type=float, default=1.0, metavar="SECONDS",
+                   help="time for the placement search (default 1)")
+    p.add_argument("--target", choices=("host-x64", "arm32", "arm32-short-enums"),
+                   default="host-x64", help="struct layout of the TFLM build (default host-x64)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_run_optimize)
+
+
+COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize)
 
 
 def build_parser() -> argparse.ArgumentParser:

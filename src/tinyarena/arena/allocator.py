@@ -101,8 +101,11 @@ def allocate_model(
         try:
             final = _run(model, profile, path, planner, res, arena_size)
         except ArenaTooSmallError as exc:
-            needed = min(_needed_with_end(model, profile, path, planner, res, remainder)
-                         for remainder in range(ARENA_ALIGNMENT))
+            # The minimum in 16-byte steps, as ``size`` reports it; an arena at least that big
+            # can still fail when its end is not a multiple of 16 (more tail padding): then the
+            # smallest working arena with the same remainder mod 16.
+            needed = (min_arena if arena_size < min_arena else _needed_with_end(
+                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT))
             raise ArenaTooSmallError(
                 f"arena of {arena_size} bytes is too small for this model on {profile.name}: "
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",

@@ -4,7 +4,9 @@ and reference/integer_ops/pooling.h.
 Windows are clipped to the input (padding contributes nothing and is not counted). Averages:
 float32 sums the window left to right in float32 and divides by the float count; int8/int16
 sum in int32 and divide rounding half away from zero ((acc +- count/2) / count, truncating).
-The loops run over the filter taps (a few dozen at most), each vectorised over the output.
+The loops run over the filter taps (a few dozen at most): each tap adds (or maxes) a strided
+view of the input into the rectangle of outputs whose window contains it, so nothing of the
+tensors' size is allocated at invoke; averages accumulate in a workspace made at prepare.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tinyarena.kernels._quant import (
     calculate_activation_range_float,
     calculate_activation_range_quantized,
 )
-from tinyarena.kernels._unary import quant_params
+from tinyarena.kernels._unary import CHUNK, quant_params
 from tinyarena.model.options import Pool2DOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
@@ -28,17 +30,29 @@ _F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
 
 @dataclass(frozen=True)
 class PoolOpData:
-    """OpDataPooling plus the TfLitePoolParams fields the eval reads."""
+    """OpDataPooling plus the TfLitePoolParams fields the eval reads.
+
+    ``taps`` lists, per filter tap in TFLM's (filter_y, filter_x) order, the output rectangle
+    whose window contains that tap inside the input, and the input start of its strided view.
+    ``counts`` is the number of in-input taps per output position (the averaging divisor).
+    """
 
     type: TensorType
     stride_h: int
     stride_w: int
-    filter_h: int
-    filter_w: int
-    pad_h: int
-    pad_w: int
     act_min: float
     act_max: float
+    out_shape: tuple[int, int, int, int]
+    taps: tuple[tuple[int, int, int, int, int, int], ...]  # oy0, oy1, ox0, ox1, iy0, ix0
+    counts: np.ndarray  # (OH, OW) int64
+    workspace: int = -1  # average pooling accumulator, (N, OH, OW, C)
+
+
+def _tap_range(out_size: int, stride: int, pad: int, tap: int, in_size: int) -> tuple[int, int]:
+    """Outputs o in [lo, hi) with 0 <= o * stride - pad + tap < in_size."""
+    lo = max(0, -((tap - pad) // stride))  # ceil((pad - tap) / stride)
+    hi = min(out_size, (in_size - 1 + pad - tap) // stride + 1)
+    return lo, max(lo, hi)
 
 
 def pool_op_data(op_name: str, op: Operator, inp: Tensor, out: Tensor) -> PoolOpData:
@@ -52,6 +66,9 @@ def pool_op_data(op_name: str, op: Operator, inp: Tensor, out: Tensor) -> PoolOp
     if inp.shape[0] != out.shape[0] or inp.shape[3] != out.shape[3]:
         raise KernelError(f"{op_name}: batch and channels of {inp.shape} and {out.shape} differ")
     options = op.options if isinstance(op.options, Pool2DOptions) else Pool2DOptions()
+    if options.stride_h <= 0 or options.stride_w <= 0:
+        raise KernelError(f"{op_name} needs positive strides, got {options.stride_h} and "
+                          f"{options.stride_w}")
     padding, _, _ = compute_padding_height_width(
         options.stride_h, options.stride_w, 1, 1, inp.shape[1], inp.shape[2],
         options.filter_height, options.filter_width, options.padding)
@@ -67,67 +84,88 @@ def pool_op_data(op_name: str, op: Operator, inp: Tensor, out: Tensor) -> PoolOp
         ilo, ihi = calculate_activation_range_quantized(act, oq.scale, oq.zero_point,
                                                         NUMPY_DTYPES[out.type])
         lo, hi = float(ilo), float(ihi)
-    return PoolOpData(inp.type, options.stride_h, options.stride_w, options.filter_height,
-                      options.filter_width, padding.height, padding.width, lo, hi)
+    n, out_h, out_w, c = out.shape
+    in_h, in_w = inp.shape[1], inp.shape[2]
+    taps = []
+    counts = np.zeros((out_h, out_w), dtype=np.int64)
+    for fy in range(options.filter_height):
+        oy0, oy1 = _tap_range(out_h, options.stride_h, padding.height, fy, in_h)
+        for fx in range(options.filter_width):
+            ox0, ox1 = _tap_range(out_w, options.stride_w, padding.width, fx, in_w)
+            if oy0 < oy1 and ox0 < ox1:
+                taps.append((oy0, oy1, ox0, ox1, oy0 * options.stride_h - padding.height + fy,
+                             ox0 * options.stride_w - padding.width + fx))
+                counts[oy0:oy1, ox0:ox1] += 1
+    counts.setflags(write=False)
+    return PoolOpData(inp.type, options.stride_h, options.stride_w, lo, hi, (n, out_h, out_w, c),
+                      tuple(taps), counts)
 
 
-def _taps(x: np.ndarray, p: PoolOpData, out_h: int, out_w: int):  # type: ignore[no-untyped-def]
-    """Yield (values, valid mask) per filter tap: values shaped (N, OH, OW, C), mask (OH, OW)."""
-    in_h, in_w = x.shape[1], x.shape[2]
-    oy = np.arange(out_h) * p.stride_h - p.pad_h
-    ox = np.arange(out_w) * p.stride_w - p.pad_w
-    for fy in range(p.filter_h):
-        iy = oy + fy
-        vy = (iy >= 0) & (iy < in_h)
-        rows = x[:, np.clip(iy, 0, in_h - 1)]
-        for fx in range(p.filter_w):
-            ix = ox + fx
-            vx = (ix >= 0) & (ix < in_w)
-            yield rows[:, :, np.clip(ix, 0, in_w - 1)], vy[:, None] & vx[None, :]
+def average_workspace(data: PoolOpData) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype of the average-pooling accumulator (float32 or int32 sums)."""
+    return data.out_shape, np.dtype(np.float32 if data.type == _F32 else np.int32)
 
 
-def average_pool(x: np.ndarray, p: PoolOpData, out_shape: tuple[int, ...]) -> np.ndarray:
+def _tap_views(x: np.ndarray, acc: np.ndarray, p: PoolOpData):  # type: ignore[no-untyped-def]
+    """Per tap: (accumulator rectangle, matching strided input view); both are views."""
+    for oy0, oy1, ox0, ox1, iy0, ix0 in p.taps:
+        src = x[:, iy0:iy0 + (oy1 - oy0 - 1) * p.stride_h + 1:p.stride_h,
+                ix0:ix0 + (ox1 - ox0 - 1) * p.stride_w + 1:p.stride_w]
+        yield acc[:, oy0:oy1, ox0:ox1], src
+
+
+def _row_blocks(p: PoolOpData):  # type: ignore[no-untyped-def]
+    n, out_h, out_w, c = p.out_shape
+    step = max(1, CHUNK // max(1, n * out_w * c))
+    for start in range(0, out_h, step):
+        yield slice(start, min(out_h, start + step))
+
+
+def _clamp_into(out: np.ndarray, values: np.ndarray, lo: float, hi: float) -> None:
+    """ActivationFunctionWithMinMax: min(max(v, lo), hi) with std::min/max semantics."""
+    out[...] = values
+    np.copyto(out, np.asarray(lo, dtype=out.dtype), where=out < lo)
+    np.copyto(out, np.asarray(hi, dtype=out.dtype), where=hi < out)
+
+
+def average_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
+                 acc: np.ndarray | None = None) -> None:
     """reference_ops::AveragePool (float) / reference_integer_ops::AveragePool (int8, int16)."""
-    out_h, out_w = out_shape[1], out_shape[2]
-    count = np.zeros((out_h, out_w), dtype=np.int64)
+    shape, dtype = average_workspace(p)
+    if acc is None:
+        acc = np.empty(shape, dtype)
+    acc[...] = 0
+    for dst, src in _tap_views(x, acc, p):
+        np.add(dst, src, out=dst)  # taps in TFLM's order: float sums round identically
+    for rows in _row_blocks(p):
+        total = acc[:, rows]
+        n = p.counts[rows][None, :, :, None]
+        if p.type == _F32:
+            avg = total / n.astype(np.float32)
+        else:
+            t = total.astype(np.int64)
+            half = n // 2
+            avg = np.where(t > 0, (t + half) // n, -((half - t) // n))  # C division
+        _clamp_into(out[:, rows], avg, p.act_min, p.act_max)
+
+
+def max_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray) -> None:
+    """reference_ops::MaxPool / reference_integer_ops::MaxPool, then the activation clamp.
+
+    Accumulates in the output itself; float uses fmax, which like TFLM's std::max loop skips
+    NaN inputs.
+    """
     if p.type == _F32:
-        total = np.zeros((x.shape[0], out_h, out_w, x.shape[3]), dtype=np.float32)
-        for values, valid in _taps(x, p, out_h, out_w):
-            total += np.where(valid[None, :, :, None], values, np.float32(0.0))
-            count += valid
-        avg = total / np.maximum(count, 1).astype(np.float32)[None, :, :, None]
-        lo, hi = np.float32(p.act_min), np.float32(p.act_max)
-        avg = np.where(avg < lo, lo, avg)
-        return np.where(hi < avg, hi, avg)
-    acc = np.zeros((x.shape[0], out_h, out_w, x.shape[3]), dtype=np.int64)
-    for values, valid in _taps(x, p, out_h, out_w):
-        acc += np.where(valid[None, :, :, None], values, 0)
-        count += valid
-    n = np.maximum(count, 1)[None, :, :, None]
-    half = n // 2
-    pos = (acc + half) // n
-    neg = -((half - acc) // n)  # C division of the non-positive (acc - half) by n
-    avg_i = np.where(acc > 0, pos, neg)
-    return np.clip(avg_i, int(p.act_min), int(p.act_max))
+        out[...] = np.finfo(np.float32).min
+        for dst, src in _tap_views(x, out, p):
+            np.fmax(dst, src, out=dst)
+    else:
+        out[...] = np.iinfo(out.dtype).min
+        for dst, src in _tap_views(x, out, p):
+            np.maximum(dst, src, out=dst)
+    for rows in _row_blocks(p):
+        block = out[:, rows]
+        _clamp_into(block, block, p.act_min, p.act_max)
 
 
-def max_pool(x: np.ndarray, p: PoolOpData, out_shape: tuple[int, ...]) -> np.ndarray:
-    """reference_ops::MaxPool / reference_integer_ops::MaxPool, then the activation clamp."""
-    out_h, out_w = out_shape[1], out_shape[2]
-    shape = (x.shape[0], out_h, out_w, x.shape[3])
-    if p.type == _F32:
-        m = np.full(shape, np.finfo(np.float32).min, dtype=np.float32)
-        for values, valid in _taps(x, p, out_h, out_w):
-            take = valid[None, :, :, None] & (m < values)  # std::max: NaN inputs are skipped
-            m = np.where(take, values, m)
-        lo, hi = np.float32(p.act_min), np.float32(p.act_max)
-        m = np.where(m < lo, lo, m)
-        return np.where(hi < m, hi, m)
-    info = np.iinfo(x.dtype)
-    mi = np.full(shape, info.min, dtype=np.int64)
-    for values, valid in _taps(x, p, out_h, out_w):
-        mi = np.where(valid[None, :, :, None], np.maximum(mi, values), mi)
-    return np.clip(mi, int(p.act_min), int(p.act_max))
-
-
-__all__ = ["PoolOpData", "average_pool", "max_pool", "pool_op_data"]
+__all__ = ["PoolOpData", "average_pool", "average_workspace", "max_pool", "pool_op_data"]

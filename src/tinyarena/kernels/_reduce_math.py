@@ -17,7 +17,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._quant import multiply_by_quantized_multiplier, quantize_multiplier
-from tinyarena.kernels._unary import quant_params
+from tinyarena.kernels._unary import map_chunks, quant_params
 from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
 
 _F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
@@ -91,9 +91,9 @@ def _columns(x: np.ndarray, axes: tuple[int, ...], work: np.ndarray | None) -> n
     return work
 
 
-def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData,
-           work: np.ndarray | None = None) -> np.ndarray:
-    """EvalMeanHelper / EvalSumHelper: the flat output values (outputs in row-major order).
+def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData, out: np.ndarray,
+           work: np.ndarray | None = None) -> None:
+    """EvalMeanHelper / EvalSumHelper, written into ``out`` (outputs in row-major order).
 
     ``work`` is the prepare-time workspace (see ``workspace_layout``); without it the same
     buffer is allocated here.
@@ -102,19 +102,24 @@ def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData,
     cols = _columns(x, axes, work) if x.ndim else x.reshape(1, 1).astype(
         np.float32 if data.type == _F32 else np.int64)
     count = cols.shape[0]
-    if data.type == _F32:
-        if count == 0:
-            return np.zeros(cols.shape[1], dtype=np.float32)
-        np.cumsum(cols, axis=0, out=cols)  # in place, sequential per output, as TFLM adds
-        total = cols[-1]
-        if data.op == "MEAN":
-            return total / np.float32(count)
-        return total
-    info = np.iinfo(NUMPY_DTYPES[data.type])
     if count == 0:
-        return np.zeros(cols.shape[1], dtype=np.int64)
-    np.cumsum(cols, axis=0, out=cols)
-    shifted_sum = _wrap32(cols[-1] - data.input_zero_point * count)
+        out[...] = 0
+        return
+    np.cumsum(cols, axis=0, out=cols)  # in place, sequential per output, as TFLM adds
+    total = cols[-1]
+    if data.type == _F32:
+        if data.op == "MEAN":
+            np.divide(total.reshape(out.shape), np.float32(count), out=out)
+        else:
+            out[...] = total.reshape(out.shape)
+        return
+    map_chunks(lambda s: _requantize_sums(s, count, data), total, out)
+
+
+def _requantize_sums(temp_sum: np.ndarray, count: int, data: ReduceOpData) -> np.ndarray:
+    """QuantizedMeanOrSum after the summation: zero-point correction and rescaling."""
+    info = np.iinfo(NUMPY_DTYPES[data.type])
+    shifted_sum = _wrap32(temp_sum - data.input_zero_point * count)
     multiplier, shift = data.multiplier, data.shift
     if data.op == "MEAN":
         extra = min(count.bit_length() - 1, 32, 31 + shift)

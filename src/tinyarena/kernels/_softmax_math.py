@@ -31,7 +31,7 @@ from tinyarena.kernels._quant import (
     saturating_rounding_doubling_high_mul,
     wrap_int32,
 )
-from tinyarena.kernels._unary import quant_params, require_same_size, require_types
+from tinyarena.kernels._unary import map_row_chunks, quant_params, require_same_size, require_types
 from tinyarena.model.options import SoftmaxOptions
 from tinyarena.model.types import Operator, Tensor, TensorType
 
@@ -97,15 +97,18 @@ def _preprocess_softmax_scaling(beta: float, input_scale: float) -> tuple[int, i
     return quantize_multiplier(real)
 
 
-def softmax(x: np.ndarray, data: SoftmaxOpData) -> np.ndarray:
-    """SoftmaxEval's arithmetic over the last axis; returns an array shaped (rows, depth)."""
+def softmax(x: np.ndarray, data: SoftmaxOpData, out: np.ndarray) -> None:
+    """SoftmaxEval's arithmetic over the last axis, written into ``out`` a few rows at a time."""
     depth = x.shape[-1] if x.ndim else 1
     rows = x.reshape(-1, depth)
+    out_rows = out.reshape(-1, depth)
     if data.input_type == _F32:
-        return _softmax_float(rows, data.beta)
-    if data.input_type == _I8:
-        return _softmax_int8(rows, data, 16 if data.output_type == _I16 else 8)
-    return _softmax_int16(rows, data)
+        map_row_chunks(lambda r: _softmax_float(r, data.beta), rows, out_rows)
+    elif data.input_type == _I8:
+        bits = 16 if data.output_type == _I16 else 8
+        map_row_chunks(lambda r: _softmax_int8(r, data, bits), rows, out_rows)
+    else:
+        map_row_chunks(lambda r: _softmax_int16(r, data), rows, out_rows)
 
 
 def _softmax_float(rows: np.ndarray, beta: float) -> np.ndarray:

@@ -64,7 +64,7 @@ def checked_log2(x: float) -> tuple[bool, int]:
 
 
 def c_int32_from_double(x: float) -> int:
-    """static_cast<int32_t>(double) as x86-64 executes it: truncation, INT32_MIN when out of range."""
+    """static_cast<int32_t>(double) as x86-64 runs it: truncation; INT32_MIN if out of range."""
     if not np.isfinite(x) or x >= 2.0**31 or x <= -(2.0**31) - 1.0:
         return -(1 << 31)
     return int(x)
@@ -73,15 +73,16 @@ def c_int32_from_double(x: float) -> int:
 # Elements per block in element-wise evals: the int64 temporaries of one block stay a few KiB,
 # so an invoke allocates a small bounded amount whatever the tensor size (TFLM's Invoke
 # allocates nothing; tinyarena's budget is "small temporaries").
-CHUNK = 1024
+CHUNK = 512
 
 
 def map_chunks(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, out: np.ndarray) -> None:
     """out.flat = fn(x.flat), computed block by block, each block written into ``out``."""
     src = x.reshape(-1)
+    if not out.flags.c_contiguous:  # not an arena view; compute in one go
+        out[...] = fn(src).reshape(out.shape)
+        return
     dst = out.reshape(-1)
-    if not np.shares_memory(dst, out):
-        raise KernelError("output tensor view is not contiguous")
     for start in range(0, src.size, CHUNK):
         dst[start:start + CHUNK] = fn(src[start:start + CHUNK])
 

@@ -19,7 +19,13 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._quant import multiply_by_quantized_multiplier, qrange, quantize_multiplier
-from tinyarena.kernels._unary import io_tensors, quant_params, require_same_size, require_types
+from tinyarena.kernels._unary import (
+    io_tensors,
+    map_chunks,
+    quant_params,
+    require_same_size,
+    require_types,
+)
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
@@ -102,12 +108,16 @@ def relu_eval(ctx: EvalContext, op: Operator, data: ReluOpData) -> None:
     x = ctx.tensor_data(op.inputs[INPUT])
     out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
-        result = np.where(x < 0, np.float32(0.0), x)
+        map_chunks(lambda v: np.where(v < 0, np.float32(0.0), v), x, out)
     else:
-        scaled = multiply_by_quantized_multiplier(x.astype(np.int64) - data.input_offset,
-                                                  data.output_multiplier, data.output_shift)
-        result = np.clip(scaled + data.output_offset, data.act_min, data.act_max)
-    out[...] = result.reshape(out.shape)
+        map_chunks(lambda v: relu_quantized(v, data), x, out)
+
+
+def relu_quantized(x: np.ndarray, data: ReluOpData) -> np.ndarray:
+    """ReluQuantized<T>: requantize to the output scale, clamp at the output zero point."""
+    scaled = multiply_by_quantized_multiplier(x.astype(np.int64) - data.input_offset,
+                                              data.output_multiplier, data.output_shift)
+    return np.clip(scaled + data.output_offset, data.act_min, data.act_max)
 
 
 def relu6_eval(ctx: EvalContext, op: Operator, data: Relu6OpData) -> None:
@@ -118,8 +128,7 @@ def relu6_eval(ctx: EvalContext, op: Operator, data: Relu6OpData) -> None:
         lower, upper = np.float32(0.0), np.float32(6.0)
     else:
         lower, upper = data.zero, data.six
-    result = np.where(x > upper, upper, np.where(x < lower, lower, x))
-    out[...] = result.reshape(out.shape)
+    map_chunks(lambda v: np.where(v > upper, upper, np.where(v < lower, lower, v)), x, out)
 
 
 REGISTRATIONS = {

@@ -16,7 +16,13 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._quant import quantize_multiplier
-from tinyarena.kernels._unary import io_tensors, quant_params, require_same_size, require_types
+from tinyarena.kernels._unary import (
+    io_tensors,
+    map_chunks,
+    quant_params,
+    require_same_size,
+    require_types,
+)
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -144,8 +150,10 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """HardSwishEval."""
     x = ctx.tensor_data(op.inputs[INPUT])
     out = ctx.tensor_data(op.outputs[OUTPUT])
-    result = hard_swish_float(x) if data.type == _F32 else hard_swish_int8(x, data)
-    out[...] = result.reshape(out.shape)
+    if data.type == _F32:
+        map_chunks(hard_swish_float, x, out)
+    else:
+        map_chunks(lambda v: hard_swish_int8(v, data), x, out)
 
 
 REGISTRATION = Registration("HARD_SWISH", init=init, prepare=prepare, eval=eval_)

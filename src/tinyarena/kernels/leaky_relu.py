@@ -14,7 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.kernels._quant import multiply_by_quantized_multiplier, qrange, quantize_multiplier
-from tinyarena.kernels._unary import io_tensors, quant_params, require_same_size, require_types
+from tinyarena.kernels._unary import (
+    io_tensors,
+    map_chunks,
+    quant_params,
+    require_same_size,
+    require_types,
+)
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import LeakyReluOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
@@ -68,20 +74,24 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     x = ctx.tensor_data(op.inputs[INPUT])
     out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
-        result = np.where(x > 0, x, x * np.float32(data.alpha))
+        alpha = np.float32(data.alpha)
+        map_chunks(lambda v: np.where(v > 0, v, v * alpha), x, out)
     else:
-        v = x.astype(np.int64) - data.input_zero_point
-        identity = multiply_by_quantized_multiplier(v, data.output_multiplier_identity,
-                                                    data.output_shift_identity)
-        negative_alpha = data.output_multiplier_alpha < 0
-        scaled_alpha = multiply_by_quantized_multiplier(
-            v, abs(data.output_multiplier_alpha), data.output_shift_alpha)
-        if negative_alpha:
-            scaled_alpha = -scaled_alpha
-        qmin, qmax = qrange(NUMPY_DTYPES[data.type])
-        result = np.clip(np.where(v >= 0, identity, scaled_alpha) + data.output_zero_point,
-                         qmin, qmax)
-    out[...] = result.reshape(out.shape)
+        map_chunks(lambda v: leaky_relu_quantized(v, data), x, out)
+
+
+def leaky_relu_quantized(x: np.ndarray, data: OpData) -> np.ndarray:
+    """QuantizeLeakyRelu<T>: identity or alpha multiplier by the sign of x - zero point."""
+    v = x.astype(np.int64) - data.input_zero_point
+    identity = multiply_by_quantized_multiplier(v, data.output_multiplier_identity,
+                                                data.output_shift_identity)
+    scaled_alpha = multiply_by_quantized_multiplier(
+        v, abs(data.output_multiplier_alpha), data.output_shift_alpha)
+    if data.output_multiplier_alpha < 0:  # negative alpha: |multiplier|, then negate
+        scaled_alpha = -scaled_alpha
+    qmin, qmax = qrange(NUMPY_DTYPES[data.type])
+    return np.clip(np.where(v >= 0, identity, scaled_alpha) + data.output_zero_point,
+                   qmin, qmax)
 
 
 REGISTRATION = Registration("LEAKY_RELU", init=init, prepare=prepare, eval=eval_,

@@ -21,7 +21,13 @@ from tinyarena.kernels._sigmoid_tanh import (
     logistic_int8,
     logistic_int16,
 )
-from tinyarena.kernels._unary import io_tensors, quant_params, require_same_size, require_types
+from tinyarena.kernels._unary import (
+    io_tensors,
+    map_chunks,
+    quant_params,
+    require_same_size,
+    require_types,
+)
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -80,12 +86,11 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     x = ctx.tensor_data(op.inputs[INPUT])
     out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
-        result = logistic_float(x)
+        map_chunks(logistic_float, x, out)
     elif data.type == _I8:
-        result = logistic_int8(x, data.params)
+        map_chunks(lambda v: logistic_int8(v, data.params), x, out)
     else:
-        result = logistic_int16(x, data.params)
-    out[...] = result.reshape(out.shape)
+        map_chunks(lambda v: logistic_int16(v, data.params), x, out)
 
 
 REGISTRATION = Registration("LOGISTIC", init=init, prepare=prepare, eval=eval_)

@@ -6,7 +6,15 @@ prepare takes temp tensors input and output. Reference kernels request no scratc
 
 from __future__ import annotations
 
-from tinyarena.kernels._pooling_math import PoolOpData, average_pool, max_pool, pool_op_data
+import dataclasses
+
+from tinyarena.kernels._pooling_math import (
+    PoolOpData,
+    average_pool,
+    average_workspace,
+    max_pool,
+    pool_op_data,
+)
 from tinyarena.kernels._unary import io_tensors
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
@@ -25,19 +33,23 @@ def prepare(ctx: PrepareContext, op: Operator) -> PoolOpData:
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
     inp, out = io_tensors(ctx, op, op.name)
-    return pool_op_data(op.name, op, inp, out)
+    data = pool_op_data(op.name, op, inp, out)
+    if op.name == "AVERAGE_POOL_2D":
+        shape, dtype = average_workspace(data)
+        data = dataclasses.replace(data, workspace=ctx.request_workspace(shape, dtype))
+    return data
 
 
 def average_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
     """AverageEval (see _pooling_math.average_pool)."""
     out = ctx.tensor_data(op.outputs[OUTPUT])
-    out[...] = average_pool(ctx.tensor_data(op.inputs[INPUT]), data, out.shape)
+    acc = ctx.workspace(data.workspace) if data.workspace >= 0 else None
+    average_pool(ctx.tensor_data(op.inputs[INPUT]), data, out, acc)
 
 
 def max_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
     """MaxEval (see _pooling_math.max_pool)."""
-    out = ctx.tensor_data(op.outputs[OUTPUT])
-    out[...] = max_pool(ctx.tensor_data(op.inputs[INPUT]), data, out.shape)
+    max_pool(ctx.tensor_data(op.inputs[INPUT]), data, ctx.tensor_data(op.outputs[OUTPUT]))
 
 
 REGISTRATIONS = {

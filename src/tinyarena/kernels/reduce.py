@@ -53,7 +53,7 @@ def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:
     out = ctx.tensor_data(op.outputs[OUTPUT])
     axis = ctx.tensor_data(op.inputs[AXIS])
     work = ctx.workspace(data.workspace) if data.workspace >= 0 else None
-    out[...] = reduce(ctx.tensor_data(op.inputs[INPUT]), axis, data, work).reshape(out.shape)
+    reduce(ctx.tensor_data(op.inputs[INPUT]), axis, data, out, work)
 
 
 REGISTRATIONS = {

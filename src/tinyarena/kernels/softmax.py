@@ -37,7 +37,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> SoftmaxOpData:
 def eval_(ctx: EvalContext, op: Operator, data: SoftmaxOpData) -> None:
     """SoftmaxEval: float, int8 (-> int8/int16) or int16 arithmetic (see _softmax_math)."""
     out = ctx.tensor_data(op.outputs[OUTPUT])
-    out[...] = softmax(ctx.tensor_data(op.inputs[INPUT]), data).reshape(out.shape)
+    softmax(ctx.tensor_data(op.inputs[INPUT]), data, out)
 
 
 REGISTRATION = Registration("SOFTMAX", init=init, prepare=prepare, eval=eval_,

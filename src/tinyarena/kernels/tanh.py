@@ -21,7 +21,13 @@ from tinyarena.kernels._sigmoid_tanh import (
     tanh_int8,
     tanh_int16,
 )
-from tinyarena.kernels._unary import io_tensors, quant_params, require_same_size, require_types
+from tinyarena.kernels._unary import (
+    io_tensors,
+    map_chunks,
+    quant_params,
+    require_same_size,
+    require_types,
+)
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -65,12 +71,16 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     x = ctx.tensor_data(op.inputs[INPUT])
     out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
-        result = np.tanh(x.astype(np.float64)).astype(np.float32)  # std::tanh(float)
+        map_chunks(_tanh_float, x, out)
     elif data.type == _I8:
-        result = tanh_int8(x, data.params)
+        map_chunks(lambda v: tanh_int8(v, data.params), x, out)
     else:
-        result = tanh_int16(x, data.params)
-    out[...] = result.reshape(out.shape)
+        map_chunks(lambda v: tanh_int16(v, data.params), x, out)
+
+
+def _tanh_float(x: np.ndarray) -> np.ndarray:
+    """reference_ops::Tanh<float>: std::tanh, here in double rounded to float32."""
+    return np.tanh(x.astype(np.float64)).astype(np.float32)
 
 
 REGISTRATION = Registration("TANH", init=init, prepare=prepare, eval=eval_)

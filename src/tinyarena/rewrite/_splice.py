@@ -106,6 +106,10 @@ class Splice:
             self.ref(pos + 4 + 4 * i, target)
         return Head(pos)
 
+    def reserve_vector(self, count: int) -> Head:
+        """A vector of ``count`` references whose elements the caller sets with ``ref``."""
+        return Head(self._put(_U32.pack(count) + bytes(4 * count), 4))
+
     def vector_of_ints(self, values: list[int]) -> Head:
         data = _U32.pack(len(values)) + b"".join(_I32.pack(int(v)) for v in values)
         return Head(self._put(data, 4))

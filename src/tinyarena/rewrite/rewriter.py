@@ -29,10 +29,10 @@ from tinyarena.builder._writer import (
 from tinyarena.builder.model_builder import _quant_spec, builtin_code
 from tinyarena.errors import BuildError, TinyArenaError
 from tinyarena.model._flatbuf import FlatBuffer, Table
-from tinyarena.model.reader import read_model
 from tinyarena.model._schema import ENUMS
+from tinyarena.model.reader import read_model
 from tinyarena.model.types import Model
-from tinyarena.rewrite._splice import Blob, Head, Old, Splice, Target, scalar_bytes
+from tinyarena.rewrite._splice import Blob, Old, Splice, Target, scalar_bytes
 
 _BUILTIN_CODES: dict[str, int] = dict(ENUMS["BuiltinOperator"].values)
 _BUILTIN_NAMES: dict[int, str] = {code: name for name, code in ENUMS["BuiltinOperator"].values}
@@ -243,9 +243,10 @@ def _validate_replacement(model: Model, sg: int, rep: SubgraphReplacement) -> No
         if isinstance(op, NewOperator):
             name = op.op if isinstance(op.op, str) else str(op.op)
             ins, outs, inter = tuple(op.inputs), tuple(op.outputs), tuple(op.intermediates)
-            if op.custom_code is None:
-                builtin_code(op.op)
-                encode_options(name.upper(), None, op.options)
+            custom = isinstance(op.op, str) and op.op.upper() not in _BUILTIN_CODES
+            if op.custom_code is None and not custom:
+                name = _BUILTIN_NAMES.get(builtin_code(op.op), name)
+                encode_options(name, None, op.options)
         else:
             index = op.index if isinstance(op, KeptOperator) else op
             if not isinstance(index, (int, np.integer)) or not 0 <= index < len(old.operators):
@@ -375,9 +376,7 @@ def _write(original: bytes, model: Model, root: Table, metadata: Mapping[str, by
 
 def _vector(splice: Splice, items: Sequence[Any]) -> Target:
     """A vector of references in the head; rebuilt items are written after it (forward)."""
-    head = splice.vector_of_refs([Head(0)] * len(items))
-    splice._refs = [(at, t) for at, t in splice._refs
-                    if not head.pos < at <= head.pos + 4 * len(items)]
+    head = splice.reserve_vector(len(items))
     for i, item in enumerate(items):
         splice.ref(head.pos + 4 + 4 * i, _materialise(splice, item))
     return head

@@ -487,8 +487,9 @@ CASES: dict[str, Callable[[], Case]] = {
         conv2d_int8, conv2d_float_dilated, conv2d_int16x8, depthwise_int8, fully_connected_int8,
         fully_connected_float_no_bias, pools_int8, softmax_int8, softmax_float,
         add_sub_mul_int8, add_broadcast_float, add_int16, reshape_pad_transpose_int8,
-        padv2_float, mean_int8, sum_int8, concatenation_int8, quantize_dequantize, activations_float,
-        activations_int8, strided_slice_squeeze_int8, svdf_int8, svdf_float, lstm_float,
+        padv2_float, mean_int8, sum_int8, concatenation_int8, quantize_dequantize,
+        activations_float, activations_int8, strided_slice_squeeze_int8, svdf_int8, svdf_float,
+        lstm_float,
         transpose_conv_int8, conv3d_float, residual_int8, resource_variables_call_once,
         if_subgraphs,
     )

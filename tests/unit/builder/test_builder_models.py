@@ -36,6 +36,27 @@ def test_builder_model_agrees_in_wheel_and_litert(name: str) -> None:
         _assert_same_outputs(tflm_run(case.model, case.inputs), from_litert)
 
 
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_builder_model_agrees_in_wheel_and_tinyarena(name: str) -> None:
+    from tinyarena.errors import UnsupportedOpError
+    from tinyarena.interpreter import Interpreter
+
+    case = CASES[name]()
+    if not case.in_wheel:
+        pytest.skip("op not in the wheel")
+    try:
+        interpreter = Interpreter(read_model(case.model))
+        interpreter.allocate_tensors()
+    except UnsupportedOpError as exc:
+        pytest.skip(f"tinyarena has no kernel yet: {exc}")
+    for i, value in enumerate(case.inputs):
+        interpreter.set_input(i, value)
+    interpreter.invoke()
+    ours = [interpreter.get_output(i) for i in range(len(interpreter.get_output_details()))]
+    _assert_same_outputs([np.asarray(o) for o in ours], tflm_run(case.model, case.inputs))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_builder_model_reads_back(name: str) -> None:
     case = CASES[name]()

@@ -146,3 +146,36 @@ def test_arena_numbers_and_report_text_match_the_wheel() -> None:
         theirs = [line for line in want.text.splitlines()
                   if line.startswith("[RecordingMicroAllocator]")]
         assert ours == theirs
+
+
+def _while_model() -> bytes:
+    """WHILE(flag, x): cond passes the flag through; the body adds c to x and clears the flag,
+    so the body runs once when the flag starts true and never when it starts false."""
+    b = ModelBuilder()
+    flag = b.add_input("flag", (1,), "bool")
+    x = b.add_input("x", (4,), "float32")
+    flag_out = b.add_tensor("flag_out", (1,), "bool")
+    y = b.add_tensor("y", (4,), "float32")
+    b.add_operator("WHILE", [flag, x], [flag_out, y], cond_subgraph_index=1,
+                   body_subgraph_index=2)
+    b.mark_output(y)
+    cond = b.add_subgraph("cond")
+    cf = cond.add_input("flag", (1,), "bool")
+    cond.add_input("x", (4,), "float32")
+    cond.mark_output(cf)
+    body = b.add_subgraph("body")
+    body.add_input("flag", (1,), "bool")
+    bx = body.add_input("x", (4,), "float32")
+    done = body.add_constant("done", np.array([False]))
+    step = body.add_constant("step", np.array([0.5, -1.0, 2.0, 4.0], np.float32))
+    bnext = body.add_tensor("next", (4,), "float32")
+    body.add_operator("ADD", [bx, step], [bnext])
+    body.mark_output(done, bnext)
+    return b.build()
+
+
+def test_while_runs_its_body_while_cond_holds() -> None:
+    rng = np.random.default_rng(3)
+    feeds = [[np.array([flag]), rng.standard_normal(4).astype(np.float32)]
+             for flag in (True, False, True)]
+    _same(_while_model(), feeds)

@@ -1,0 +1,238 @@
+"""``tinyarena run`` and ``tinyarena demo``: the interpreter from the command line.
+
+Registered in ``cli.COMMANDS`` through ``add_run_parser`` and ``add_demo_parser``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _dequantized(value: np.ndarray, details: dict[str, Any]) -> np.ndarray | None:
+    q = details["quantization_parameters"]
+    if len(q["scales"]) != 1 or value.dtype.kind not in "iu":
+        return None
+    return (value.astype(np.float64) - int(q["zero_points"][0])) * float(q["scales"][0])
+
+
+def _format_array(value: np.ndarray) -> str:
+    return np.array2string(value, threshold=64, edgeitems=4, precision=6,
+                           max_line_width=96)
+
+
+def _timed_invokes(ip: Any, inputs: list[np.ndarray], repeat: int) -> list[float]:
+    times = []
+    for _ in range(max(repeat, 1)):
+        for i, x in enumerate(inputs):
+            ip.set_input(i, x)  # inputs may share memory the plan reuses: set them every time
+        start = time.perf_counter()
+        ip.invoke()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _output_name(name: str, index: int, used: set[str]) -> str:
+    key = "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or f"output_{index}"
+    if key in used:
+        key = f"{key}_{index}"
+    used.add(key)
+    return key
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Load MODEL, feed the input file (or random data), invoke, print outputs and report."""
+    from tinyarena import Interpreter
+    from tinyarena.interpreter.inputs import load_inputs, random_inputs
+
+    ip = Interpreter(args.model, arena_size=args.arena_size, target=args.target)
+    ip.allocate_tensors()
+    in_details = ip.get_input_details()
+    if args.input:
+        inputs = load_inputs(args.input, in_details)
+        source = str(args.input)
+    else:
+        inputs = random_inputs(in_details, args.seed)
+        source = f"random (seed {args.seed})"
+    times = _timed_invokes(ip, inputs, args.repeat)
+    out_details = ip.get_output_details()
+    outputs = [ip.get_output(i) for i in range(len(out_details))]
+    report = ip.allocation_report()
+    median_ms = statistics.median(times) * 1e3
+    if args.output:
+        used: set[str] = set()
+        np.savez(args.output, **{_output_name(d["name"], i, used): v
+                                 for i, (d, v) in enumerate(zip(out_details, outputs))})
+    if args.json:
+        data = {
+            "model": str(args.model), "input": source,
+            "outputs": [{"name": d["name"], "index": i, "dtype": v.dtype.name,
+                         "shape": list(v.shape), "values": v.tolist(),
+                         "dequantized": (None if (dq := _dequantized(v, d)) is None
+                                         else dq.tolist())}
+                        for i, (d, v) in enumerate(zip(out_details, outputs))],
+            "invoke_ms": {"median": median_ms, "runs": len(times)},
+            "allocation": report.to_dict(),
+        }
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"{args.model}  input: {source}")
+    for i, (d, v) in enumerate(zip(out_details, outputs)):
+        print(f"output {i} {d['name']!r} {v.dtype.name}{list(v.shape)}:")
+        print(f"  {_format_array(v)}")
+        dq = _dequantized(v, d)
+        if dq is not None:
+            print(f"  dequantized: {_format_array(dq)}")
+        if args.labels and i == 0:
+            scores = (dq if dq is not None else v).reshape(-1)
+            for label, score in zip(args.labels.split(","), scores):
+                print(f"  {label}: {float(score):.4f}")
+    print(f"invoke: {median_ms:.3f} ms (median of {len(times)})")
+    if args.output:
+        print(f"outputs saved to {args.output}")
+    print()
+    print(report.text)
+    return 0
+
+
+def add_run_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "run", help="run a model in tinyarena's interpreter",
+        description="Allocate MODEL's tensors in one arena exactly as TFLM would, run it once "
+                    "on the given input (random when none is given) and print the outputs, the "
+                    "invoke time and TFLM's allocation report. An 8-bit grayscale .bmp feeds a "
+                    "single int8/uint8 image input, as TFLM's person_detection test does: "
+                    "tinyarena run person_detect.tflite --input person.bmp")
+    p.add_argument("model", help="a .tflite file")
+    p.add_argument("--input", type=Path, default=None, metavar="FILE",
+                   help=".npy (one input), .npz (arrays named after the inputs, or arr_0, "
+                        "arr_1, ...) or 8-bit grayscale .bmp")
+    p.add_argument("--output", type=Path, default=None, metavar="OUT.npz",
+                   help="save the outputs, one array per output name")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--arena-size", type=int, default=None, metavar="N",
+                   help="arena bytes (default: the smallest arena TFLM accepts)")
+    p.add_argument("--target", choices=("host-x64", "arm32", "arm32-short-enums"),
+                   default="host-x64", help="struct layout of the emulated TFLM build")
+    p.add_argument("--labels", default=None, metavar="A,B,...",
+                   help="names of output 0's classes, printed with their scores (person_detect: "
+                        "--labels no_person,person)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="invoke N times and report the median time")
+    p.set_defaults(handler=run_command)
+
+
+def _summary(model: Any) -> list[str]:
+    lines = []
+    for sg in model.subgraphs:
+        lines.append(f"subgraph {sg.index}: {len(sg.tensors)} tensors, "
+                     f"{len(sg.operators)} operators")
+        for op in sg.operators:
+            ins = ", ".join(_tensor_text(sg.tensors[i]) for i in op.inputs if i >= 0)
+            outs = ", ".join(_tensor_text(sg.tensors[i]) for i in op.outputs)
+            lines.append(f"  {op.index:2d} {op.name:<16s} {ins} -> {outs}")
+    return lines
+
+
+def _tensor_text(t: Any) -> str:
+    kind = "const " if t.is_constant else ""
+    return f"{kind}{t.name}{list(t.shape)}:{t.type.name.lower()}"
+
+
+def demo_command(args: argparse.Namespace) -> int:
+    """Build the bundled stripes classifier, allocate it, show plan and report, run it."""
+    from tinyarena import Interpreter
+    from tinyarena.arena import allocate_model
+    from tinyarena.examples import stripes
+    from tinyarena.model import read_model
+    from tinyarena.planning.ascii import render_memory_plan
+    from tinyarena.planning.buffers import Buffer, Plan
+
+    model_bytes = stripes.build_model()
+    if args.save:
+        Path(args.save).write_bytes(model_bytes)
+    model = read_model(model_bytes)
+    layout = allocate_model(model)
+    print("tinyarena demo: an int8 CNN built with tinyarena.builder, run in a TFLM arena")
+    print("=" * 78)
+    print(f"model: {model.description!r}, {len(model_bytes)} bytes"
+          + (f" (saved to {args.save})" if args.save else ""))
+    print("\n".join(_summary(model)))
+    print()
+    print(f"arena plan (head = {layout.head} bytes, TFLM's GreedyMemoryPlanner; one row per "
+          f"time step, one column per 1/80 of the head):")
+    plan = Plan(tuple(b.offset for b in layout.buffers),
+                tuple(Buffer(b.size, b.first, b.last) for b in layout.buffers))
+    print(render_memory_plan(plan).rstrip("\n"))
+    print()
+    ip = Interpreter(model_bytes)  # the smallest arena TFLM accepts
+    ip.allocate_tensors()
+    print(f"allocation report ({ip.arena.nbytes}-byte arena):")
+    print(ip.allocation_report().text)
+    print()
+    for vertical in (True, False):
+        image = stripes.stripes(vertical)
+        ip.set_input(0, image)
+        start = time.perf_counter()
+        ip.invoke()
+        elapsed = (time.perf_counter() - start) * 1e3
+        out = ip.get_output(0)
+        probs = stripes.probabilities(out)
+        best = int(np.argmax(probs))
+        verdict = _wheel_verdict(model_bytes, image, out)
+        print(f"input: {stripes.LABELS[0 if vertical else 1]}")
+        for row in stripes.picture(image)[:4]:
+            print(f"    {row}")
+        print("    ...")
+        scores = ", ".join(f"{label} {p:.3f}" for label, p in zip(stripes.LABELS, probs))
+        print(f"  -> {stripes.LABELS[best]}  (int8 output {out.reshape(-1).tolist()}: "
+              f"{scores}; invoke {elapsed:.2f} ms){verdict}")
+    return 0
+
+
+def _wheel_verdict(model: bytes, image: np.ndarray, ours: np.ndarray) -> str:
+    """When the tflite-micro wheel is installed, say whether it gives the same bytes."""
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except Exception:
+        return ""
+    import os
+    import sys
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            wheel = runtime.Interpreter.from_bytes(model, arena_size=1 << 20)
+            wheel.set_input(image, 0)
+            wheel.invoke()
+            theirs = np.array(wheel.get_output(0))
+    except Exception:
+        return ""
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    return "\n     TFLM wheel output: identical" if np.array_equal(theirs, ours) else \
+        f"\n     TFLM wheel output DIFFERS: {theirs.reshape(-1).tolist()}"
+
+
+def add_demo_parser(sub: Any) -> None:
+    p = sub.add_parser("demo", help="run the bundled example model end to end",
+                       description="Build a small int8 CNN with tinyarena.builder, show its "
+                                   "arena plan and TFLM's allocation report, and run it on two "
+                                   "images. Needs no file from outside the package.")
+    p.add_argument("--save", type=Path, default=None, metavar="PATH",
+                   help="also write the demo model to PATH (.tflite)")
+    p.set_defaults(handler=demo_command)
+
+
+__all__ = ["add_demo_parser", "add_run_parser", "demo_command", "run_command"]

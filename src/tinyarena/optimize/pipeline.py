@@ -1,0 +1,314 @@
+"""``optimize_model``: the same model, pinned to a smaller arena plan that TFLM follows.
+
+Pipeline (each step checked by the arena emulation, which reproduces TFLM's planner exactly):
+
+1. the original model's arena (``allocate_model``): the "before" numbers;
+2. optionally a better operator order (``reorder.best_order``), applied in memory;
+3. alias groups the overlap mode permits (``overlap.alias_groups``) for that order;
+4. the placement search (``placement.search_plan``) over one buffer per group plus every
+   kernel scratch buffer;
+5. the tensors' offsets written as OfflineMemoryAllocation metadata. TFLM pins them and plans
+   the scratch buffers online around them (facts 3), so the head is re-predicted by running
+   ``allocate_model`` on the candidate: that prediction, not the search's, is the "after";
+6. the plan TFLM will use is verified (overlaps only inside alias groups);
+7. if the candidate is not smaller than the original, the original model is returned unchanged;
+   otherwise the file is rewritten losslessly (``tinyarena.rewrite``) and re-read to confirm
+   the prediction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from tinyarena.arena import ArenaLayout, allocate_model
+from tinyarena.arena.lifetimes import OFFLINE_METADATA_NAME, ONLINE
+from tinyarena.errors import ModelError, PlanError
+from tinyarena.model import read_model
+from tinyarena.model.types import Model
+from tinyarena.optimize.graph import op_graph, reordered_model, supports_graph_edits
+from tinyarena.optimize.offline import encode_offline_plan
+from tinyarena.optimize.overlap import AliasGroups, alias_groups, check_mode, no_aliases
+from tinyarena.optimize.placement import SearchResult, search_plan
+from tinyarena.optimize.reorder import OrderResult, best_order
+from tinyarena.planning import Buffer, Plan, lower_bound, verify_plan
+
+DEFAULT_OVERLAP = "safe"
+DEFAULT_KERNEL_SET = "reference"
+
+
+@dataclass(frozen=True)
+class ArenaNumbers:
+    """Head, tail, total (arena_used_bytes) and the smallest working arena."""
+
+    head: int
+    tail: int
+    total: int
+    min_arena: int
+
+    @classmethod
+    def of(cls, layout: ArenaLayout) -> ArenaNumbers:
+        return cls(layout.head, layout.tail, layout.total, layout.min_arena)
+
+    def to_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """What ``optimize_model`` did and what TFLM will see.
+
+    ``model`` is the file to ship: the rewritten model, or the original bytes when nothing
+    smaller was found (``changed`` False). ``lower_bound`` is a bound no plan of the final
+    operator order can beat under the overlap mode's rules (with scratch buffers counted);
+    ``optimal`` is True when the predicted head equals it. ``order[k]`` is the original index
+    of the op that now runs k-th.
+    """
+
+    model: bytes
+    before: ArenaNumbers
+    after: ArenaNumbers
+    lower_bound: int
+    optimal: bool
+    changed: bool
+    order: tuple[int, ...]
+    order_exact: bool | None  # None: reordering not attempted
+    overlap: str
+    kernel_set: str
+    aliases: tuple[tuple[int, str, str, int, int], ...]
+    search_method: str
+    search_head: int
+    greedy_head: int
+    elapsed_s: float
+    notes: tuple[str, ...]
+    layout: ArenaLayout | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def saving(self) -> int:
+        return self.before.total - self.after.total
+
+    @property
+    def reordered(self) -> bool:
+        return self.order != tuple(range(len(self.order)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "before": self.before.to_dict(),
+            "after": self.after.to_dict(),
+            "saving_bytes": self.saving,
+            "head_saving_bytes": self.before.head - self.after.head,
+            "lower_bound_bytes": self.lower_bound,
+            "optimal": self.optimal,
+            "changed": self.changed,
+            "reordered": self.reordered,
+            "order": list(self.order),
+            "order_exact": self.order_exact,
+            "overlap": self.overlap,
+            "kernel_set": self.kernel_set,
+            "aliases": [{"op": op, "op_name": name, "rule": rule, "tensor": kept,
+                         "shares_with": merged}
+                        for op, name, rule, kept, merged in self.aliases],
+            "search_method": self.search_method,
+            "search_head": self.search_head,
+            "greedy_head": self.greedy_head,
+            "elapsed_s": round(self.elapsed_s, 4),
+            "notes": list(self.notes),
+        }
+
+
+def _load(source: bytes | bytearray | memoryview | str | Path) -> bytes:
+    if isinstance(source, (str, Path)):
+        try:
+            return Path(source).read_bytes()
+        except OSError as exc:
+            raise ModelError(f"cannot read model file {source}: {exc.strerror or exc}") from None
+    return bytes(source)
+
+
+def without_offline_plan(model: Model) -> Model:
+    return dataclasses.replace(
+        model, metadata=tuple(m for m in model.metadata if m[0] != OFFLINE_METADATA_NAME))
+
+
+def with_offline_plan(model: Model, offsets: Sequence[int]) -> Model:
+    """``model`` (in memory) carrying ``offsets`` as its OfflineMemoryAllocation entry."""
+    payload = encode_offline_plan(offsets, len(model.subgraphs))
+    base = without_offline_plan(model)
+    buffers = tuple(base.buffers) + (memoryview(payload),)
+    return dataclasses.replace(base, buffers=buffers,
+                               metadata=base.metadata + ((OFFLINE_METADATA_NAME,
+                                                          len(buffers) - 1),))
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """One planner buffer per alias group and per scratch buffer."""
+
+    buffers: tuple[Buffer, ...]
+    tensor_unit: dict[tuple[int, int], int]  # (subgraph, tensor) -> index into buffers
+
+
+def _problem(layout: ArenaLayout, groups: AliasGroups) -> _Problem:
+    units: dict[tuple[str, int, int], list[int]] = {}  # key -> [size, first, last]
+    tensor_unit_key: dict[tuple[int, int], tuple[str, int, int]] = {}
+    order: list[tuple[str, int, int]] = []
+    for b in layout.buffers:
+        if b.kind == "tensor":
+            root = groups.root[b.index] if b.subgraph == 0 else b.index
+            key = ("tensor", b.subgraph, root)
+            tensor_unit_key[(b.subgraph, b.index)] = key
+        else:
+            key = ("scratch", b.subgraph, b.index)
+        if key not in units:
+            units[key] = [b.size, b.first, b.last]
+            order.append(key)
+        else:
+            u = units[key]
+            u[0], u[1], u[2] = max(u[0], b.size), min(u[1], b.first), max(u[2], b.last)
+    index = {key: i for i, key in enumerate(order)}
+    buffers = tuple(Buffer(*units[key]) for key in order)
+    return _Problem(buffers, {t: index[k] for t, k in tensor_unit_key.items()})
+
+
+def _tensor_offsets(model: Model, problem: _Problem, plan: Plan) -> list[int]:
+    """One offset per tensor of every subgraph (concatenated), -1 for the unplanned."""
+    offsets: list[int] = []
+    for sg in model.subgraphs:
+        for t in sg.tensors:
+            unit = problem.tensor_unit.get((sg.index, t.index))
+            offsets.append(ONLINE if unit is None else plan.offsets[unit])
+    # TFLM's AllocateVariables looks a variable of subgraph >= 1 up by its subgraph-local
+    # index (facts 3): an offset there would take its tail buffer away. Leave those entries
+    # online; TFLM then plans that tensor around the pinned ones.
+    for sg in model.subgraphs[1:]:
+        for t in sg.tensors:
+            if t.is_variable and t.index < len(offsets):
+                offsets[t.index] = ONLINE
+    return offsets
+
+
+def verify_layout(layout: ArenaLayout, groups: AliasGroups) -> None:
+    """The plan TFLM will use is safe: buffers live together share bytes only inside one
+    alias group of subgraph 0."""
+    bufs = layout.buffers
+    plan = Plan(tuple(b.offset for b in bufs), tuple(Buffer(b.size, b.first, b.last)
+                                                      for b in bufs))
+
+    def allowed(i: int, j: int) -> bool:
+        a, b = bufs[i], bufs[j]
+        return (a.kind == b.kind == "tensor" and a.subgraph == b.subgraph == 0
+                and groups.same(a.index, b.index))
+
+    verify_plan(plan, allowed_overlaps=allowed)
+
+
+def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
+                   reorder: bool = True, overlap: str = DEFAULT_OVERLAP,
+                   time_budget_s: float = 1.0, target: str = "host-x64",
+                   kernel_set: str = DEFAULT_KERNEL_SET, seed: int = 0) -> OptimizeResult:
+    """The model with a smaller arena plan for TFLM, and the numbers before and after.
+
+    ``overlap``: "none" (lifetimes only), "views" (rule (a) of ``overlap``), "safe" (views and
+    element-wise in place, for kernel sets whose traversal order is known). ``kernel_set``
+    names the kernels the firmware uses ("reference" for TFLM's reference kernels, as in the
+    pip wheel); "safe" is refused for any other.
+    """
+    start = time.perf_counter()
+    check_mode(overlap, kernel_set)
+    data = _load(source)
+    model = read_model(data)
+    before_layout = allocate_model(model, target=target)
+    before = ArenaNumbers.of(before_layout)
+    notes: list[str] = []
+    work = without_offline_plan(model)
+    if len(work.metadata) != len(model.metadata):
+        notes.append("the model's own OfflineMemoryAllocation plan was replaced")
+    layout = allocate_model(work, target=target)
+    editable = supports_graph_edits(work)
+    if not editable and (reorder or overlap != "none"):
+        notes.append("subgraph 0 runs other subgraphs (IF/WHILE/CALL_ONCE): no reordering and "
+                     "no overlap, lifetimes only")
+    n_ops = len(work.subgraphs[0].operators) if work.subgraphs else 0
+    order: tuple[int, ...] = tuple(range(n_ops))
+    order_result: OrderResult | None = None
+    mode = overlap if editable else "none"
+    if reorder and editable:
+        graph = op_graph(work, layout)
+        views = alias_groups(work, graph, "views", kernel_set) if mode != "none" \
+            else no_aliases(len(graph.sizes))
+        order_result = best_order(graph, views)
+        if order_result.changed:
+            order = order_result.order
+            work = reordered_model(work, order)
+            layout = allocate_model(work, target=target)
+    groups = (alias_groups(work, op_graph(work, layout), mode, kernel_set) if editable
+              else no_aliases(len(work.subgraphs[0].tensors) if work.subgraphs else 0))
+    problem = _problem(layout, groups)
+    remaining = max(time_budget_s - (time.perf_counter() - start), 0.05)
+    search: SearchResult = search_plan(problem.buffers, time_budget_s=remaining, seed=seed)
+    bound = lower_bound(problem.buffers)
+    if search.optimal and search.head > bound:
+        bound = search.head  # the exact solver proved nothing smaller exists
+    offsets = _tensor_offsets(work, problem, search.plan)
+    candidate = with_offline_plan(work, offsets)
+    after_layout = allocate_model(candidate, target=target)
+    verify_layout(after_layout, groups)
+    if after_layout.head > search.head:
+        notes.append(f"TFLM places the scratch buffers online around the pinned tensors: head "
+                     f"{after_layout.head}, the search had {search.head}")
+    better = (after_layout.head, after_layout.total) < (before.head, before.total)
+    if not better:
+        notes.append("no smaller plan than TFLM's own was found: the model is returned "
+                     "unchanged")
+        return OptimizeResult(data, before, before, bound, before.head <= bound, False,
+                              tuple(range(n_ops)), order_result and order_result.exact,
+                              overlap, kernel_set, (), search.method, search.head,
+                              search.greedy_head, time.perf_counter() - start, tuple(notes),
+                              before_layout)
+    out = _write(data, order, offsets)
+    confirm = allocate_model(read_model(out), target=target)
+    if (confirm.head, confirm.tail) != (after_layout.head, after_layout.tail):
+        raise PlanError(f"internal error: the rewritten model predicts head {confirm.head}, "
+                        f"tail {confirm.tail}, the plan had {after_layout.head}, "
+                        f"{after_layout.tail}")
+    return OptimizeResult(out, before, ArenaNumbers.of(confirm), bound,
+                          confirm.head <= bound, True, order,
+                          order_result.exact if order_result else None, overlap, kernel_set,
+                          groups.reasons, search.method, search.head, search.greedy_head,
+                          time.perf_counter() - start, tuple(notes), confirm)
+
+
+def _write(data: bytes, order: Sequence[int], offsets: Sequence[int]) -> bytes:
+    from tinyarena.model import read_model as _read
+    from tinyarena.rewrite.rewriter import rewrite_model
+
+    n_subgraphs = len(_read(data).subgraphs)
+    edits: dict[str, Any] = {"metadata": {OFFLINE_METADATA_NAME:
+                                          encode_offline_plan(offsets, n_subgraphs)}}
+    if list(order) != list(range(len(order))):
+        edits["operator_order"] = {0: list(order)}
+    return rewrite_model(data, **edits)
+
+
+def optimal_layout(source: bytes | bytearray | memoryview | str | Path | Model, *,
+                   target: str = "host-x64", time_budget_s: float = 1.0) -> ArenaLayout:
+    """The arena TFLM would have with the best plan found for this model as it is (same
+    order, no overlap): ``tinyarena plan --planner optimal``. Never worse than greedy."""
+    model = source if isinstance(source, Model) else read_model(_load(source))
+    greedy = allocate_model(model, target=target)
+    work = without_offline_plan(model)
+    layout = allocate_model(work, target=target)
+    problem = _problem(layout, no_aliases(len(work.subgraphs[0].tensors)
+                                          if work.subgraphs else 0))
+    search = search_plan(problem.buffers, time_budget_s=time_budget_s)
+    candidate = with_offline_plan(work, _tensor_offsets(work, problem, search.plan))
+    best = allocate_model(candidate, target=target)
+    return best if (best.head, best.total) < (greedy.head, greedy.total) else greedy
+
+
+__all__ = ["ArenaNumbers", "DEFAULT_KERNEL_SET", "DEFAULT_OVERLAP", "OptimizeResult",
+           "optimal_layout", "optimize_model", "verify_layout", "with_offline_plan",
+           "without_offline_plan"]

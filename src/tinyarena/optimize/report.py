@@ -1,0 +1,39 @@
+"""Text rendering of an ``OptimizeResult`` (the CLI's non-JSON output)."""
+
+from __future__ import annotations
+
+from tinyarena.optimize.pipeline import OptimizeResult
+
+
+def _pct(saved: int, before: int) -> str:
+    return f"{100.0 * saved / before:.1f}%" if before else "0.0%"
+
+
+def render_optimize(result: OptimizeResult, source: str = "", output: str = "") -> str:
+    """Before/after table, saving, proof status, and what was changed."""
+    b, a = result.before, result.after
+    lines = [f"tinyarena optimize: {source} -> {output}".rstrip(" ->"), ""]
+    lines.append(f"{'':10}{'before':>12}{'after':>12}{'saved':>12}")
+    for name in ("head", "tail", "total", "min_arena"):
+        x, y = getattr(b, name), getattr(a, name)
+        lines.append(f"{name:10}{x:>12}{y:>12}{x - y:>12}")
+    lines.append("")
+    lines.append(f"saving: {result.saving} bytes of arena_used_bytes "
+                 f"({_pct(result.saving, b.total)}), head {_pct(b.head - a.head, b.head)}")
+    status = "proven optimal" if result.optimal else "not proven optimal"
+    lines.append(f"lower bound: {result.lower_bound} bytes of head; the plan is {status} "
+                 f"(greedy {result.greedy_head}, search {result.search_head} by "
+                 f"{result.search_method})")
+    if result.order_exact is not None:
+        how = "exact" if result.order_exact else "heuristic"
+        lines.append(f"operator order: {'changed' if result.reordered else 'kept'} ({how} "
+                     f"search)")
+    lines.append(f"overlap: {result.overlap} (kernel set {result.kernel_set}); "
+                 f"{len(result.aliases)} tensor(s) share bytes")
+    for op, name, rule, kept, merged in result.aliases:
+        lines.append(f"  op {op} {name}: tensor {merged} on tensor {kept} ({rule})")
+    lines.extend(f"note: {n}" for n in result.notes)
+    return "\n".join(lines)
+
+
+__all__ = ["render_optimize"]
