@@ -48,7 +48,7 @@ def _output_name(name: str, index: int, used: set[str]) -> str:
 
 def run_command(args: argparse.Namespace) -> int:
     """Load MODEL, feed the input file (or random data), invoke, print outputs and report."""
-    from tinyarena import Interpreter
+    from tinyarena.interpreter import Interpreter
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
 
     ip = Interpreter(args.model, arena_size=args.arena_size, target=args.target)
@@ -148,7 +148,7 @@ def _tensor_text(t: Any) -> str:
 
 def demo_command(args: argparse.Namespace) -> int:
     """Build the bundled stripes classifier, allocate it, show plan and report, run it."""
-    from tinyarena import Interpreter
+    from tinyarena.interpreter import Interpreter
     from tinyarena.arena import allocate_model
     from tinyarena.examples import stripes
     from tinyarena.model import read_model
