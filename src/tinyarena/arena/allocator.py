@@ -140,6 +140,7 @@ class _Run:
     scratch_requests: list[ScratchRequest] = field(default_factory=list)
     op_data: dict[tuple[int, int], Any] = field(default_factory=dict)
     workspaces: list[tuple[tuple[int, ...], Any]] = field(default_factory=list)
+    workspace_owners: list[tuple[int, int]] = field(default_factory=list)  # (subgraph, op)
     data_set_in_prepare: set[tuple[int, int]] = field(default_factory=set)
     resource_names: list[tuple[str, str]] = field(default_factory=list)
     resource_buffers: dict[int, int] = field(default_factory=dict)
@@ -205,6 +206,7 @@ class _Run:
             scratch_offsets=tuple(scratch),
             op_data=dict(self.op_data),
             workspaces=tuple(self.workspaces),
+            workspace_owners=tuple(self.workspace_owners),
             tail_allocations=tuple(self.tail_log),
             resource_offsets=tuple(self.resource_buffers[i]
                                    for i in sorted(self.resource_buffers)),
@@ -500,6 +502,7 @@ class _KernelContext:
     def request_workspace(self, shape: tuple[int, ...], dtype: Any) -> int:
         self._require_prepare("request_workspace")
         self._run.workspaces.append((tuple(shape), dtype))
+        self._run.workspace_owners.append((self.subgraph, self.op.index))
         return len(self._run.workspaces) - 1
 
     def subgraph_count(self) -> int:

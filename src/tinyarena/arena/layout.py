@@ -76,6 +76,7 @@ class ArenaLayout:
     workspaces: tuple[tuple[tuple[int, ...], Any], ...] = field(repr=False)
     tail_allocations: tuple[TailAllocation, ...] = field(repr=False)
     resource_offsets: tuple[int, ...] = ()
+    workspace_owners: tuple[tuple[int, int], ...] = ()  # (subgraph, op) that requested each
 
     @property
     def arena_used_bytes(self) -> int:

@@ -21,6 +21,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from tinyarena.arena.allocator import allocate_model
+from tinyarena.arena.layout import ArenaLayout
+from tinyarena.arena.targets import get_target
 from tinyarena.errors import (
     InterpreterError,
     ModelError,
@@ -177,13 +180,14 @@ def _reset_value(tensor: Tensor) -> int:
 class _Allocation:
     """Everything allocate_tensors made; replaced whole on every allocate_tensors."""
 
-    layout: Any
+    layout: ArenaLayout
     graph: Graph
     views: tuple[SubgraphViews, ...]
     live_after_invoke: frozenset[int]  # subgraph-0 tensor indices still valid after invoke
     variables: tuple[tuple[np.ndarray, int], ...]  # (byte view, reset byte value)
     resources: tuple[tuple[np.ndarray, int], ...]
     workspaces: tuple[np.ndarray, ...]
+    workspace_memory: tuple[np.ndarray, ...]  # the buffers the workspaces are views of
 
 
 class Interpreter:
@@ -233,7 +237,7 @@ class Interpreter:
         return self._arena
 
     @property
-    def layout(self) -> Any:
+    def layout(self) -> ArenaLayout:
         """The ArenaLayout of the last allocate_tensors (offsets, plan, categories)."""
         return self._allocated().layout
 
@@ -248,8 +252,7 @@ class Interpreter:
     # -- allocation ----------------------------------------------------------------------------
     def allocate_tensors(self) -> None:
         """TFLM's MicroInterpreter::AllocateTensors: plan the arena and build every view."""
-        from tinyarena.arena.allocator import allocate_model
-
+        self._alloc = None  # a failed allocation leaves nothing half-built behind
         registrations = self._resolve()
         if self._arena is None:
             # Smallest arena TFLM accepts: the layout's offsets then refer to min_arena bytes.
@@ -275,14 +278,13 @@ class Interpreter:
                         op_name=op.name, op_index=op.index, subgraph_index=sg.index)
         return registrations
 
-    def _build(self, layout: Any,
+    def _build(self, layout: ArenaLayout,
                registrations: tuple[tuple[Registration, ...], ...]) -> _Allocation:
         arena = self.arena
         offsets: Mapping[tuple[int, int], int] = layout.tensor_offsets
         views = tuple(_subgraph_views(arena, sg, offsets) for sg in self._model.subgraphs)
         scratch = _scratch_views(arena, layout)
-        workspaces = tuple(np.zeros(tuple(shape), dtype=dtype)
-                           for shape, dtype in _workspace_specs(layout))
+        workspaces, workspace_memory = _make_workspaces(layout, self._model)
         resources = _resource_views(arena, layout, self._model)
         handles = _resource_handle_views(arena, layout, self._model)
         views = tuple(_with_handles(v, sg.index, handles)
@@ -290,7 +292,7 @@ class Interpreter:
         op_data = tuple(tuple(layout.op_data.get((sg.index, op.index))
                               for op in sg.operators) for sg in self._model.subgraphs)
         evals = tuple(tuple(reg.eval for reg in regs) for regs in registrations)
-        graph = Graph(model=self._model, target=_target(layout, self._target_name),
+        graph = Graph(model=self._model, target=get_target(self._target_name),
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
                       workspaces=workspaces, resources=tuple(r for r, _ in resources))
         variables = tuple(
@@ -298,6 +300,7 @@ class Interpreter:
             for sg in self._model.subgraphs for t in sg.tensors
             if t.is_variable and views[sg.index].byte_views[t.index] is not None)
         return _Allocation(layout=layout, graph=graph, views=views,
+                           workspace_memory=workspace_memory,
                            live_after_invoke=_live_after_invoke(layout, self._model.subgraphs[0]),
                            variables=variables, resources=resources, workspaces=workspaces)
 
@@ -391,7 +394,7 @@ class Interpreter:
 
     def workspace_bytes(self) -> int:
         """Bytes of kernel workspaces tinyarena keeps outside the arena."""
-        return int(sum(w.nbytes for w in self._allocated().workspaces))
+        return int(sum(m.nbytes for m in self._allocated().workspace_memory))
 
     def allocation_report(self) -> AllocationReport:
         """TFLM's recording-allocator numbers (and text) plus tinyarena's workspaces."""
@@ -405,12 +408,12 @@ class Interpreter:
                      f"{int(layout.total)} bytes")
         lines.append(f"[tinyarena] kernel workspaces outside the arena: {ws_bytes} bytes in "
                      f"{len(alloc.workspaces)} buffers")
-        min_arena = getattr(layout, "min_arena", None)
+        min_arena = layout.min_arena
         return AllocationReport(
             arena_size=int(self.arena.shape[0]), head=int(layout.head), tail=int(layout.tail),
             total=int(layout.total), categories=categories, workspace_bytes=ws_bytes,
             workspace_count=len(alloc.workspaces),
-            min_arena=None if min_arena is None else int(min_arena), text="\n".join(lines))
+            min_arena=int(min_arena), text="\n".join(lines))
 
     def tensor_offset(self, tensor_index: int, subgraph_index: int = 0) -> int | None:
         """Byte offset of a tensor's data from the (aligned) arena start; None for constants."""
@@ -499,18 +502,27 @@ def _subgraph_views(arena: np.ndarray, sg: Subgraph,
     return SubgraphViews(tuple(arrays), tuple(byte_views))
 
 
-def _scratch_views(arena: np.ndarray, layout: Any) -> tuple[np.ndarray, ...]:
+def _make_workspaces(layout: ArenaLayout, model: Model
+                     ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Every requested workspace as a zeroed array made once: (views by handle, buffers).
+
+    Each workspace is private to the kernel that asked for it and keeps its contents from one
+    invoke to the next (the kernel contract: kernels may fill a padded border once, or keep
+    CALL_ONCE's flag there), so workspaces are not shared between operators.
+    """
+    views = tuple(np.zeros(tuple(int(d) for d in shape), dtype=np.dtype(dtype))
+                  for shape, dtype in layout.workspaces)
+    return views, views
+
+
+def _scratch_views(arena: np.ndarray, layout: ArenaLayout) -> tuple[np.ndarray, ...]:
     """Scratch buffer ``handle`` as uint8 bytes at its planned offset (unrounded size)."""
     sizes = {b.index: b.nbytes for b in layout.buffers if b.kind == "scratch"}
     return tuple(arena[int(offset):int(offset) + int(sizes.get(handle, 0))]
                  for handle, offset in enumerate(layout.scratch_offsets))
 
 
-def _workspace_specs(layout: Any) -> Sequence[tuple[tuple[int, ...], Any]]:
-    return tuple(layout.workspaces)
-
-
-def _resource_views(arena: np.ndarray, layout: Any,
+def _resource_views(arena: np.ndarray, layout: ArenaLayout,
                     model: Model) -> tuple[tuple[np.ndarray, int], ...]:
     """(tail buffer, reset byte) of every resource variable, in resource-id order.
 
@@ -524,7 +536,7 @@ def _resource_views(arena: np.ndarray, layout: Any,
                  for rid, offset in enumerate(layout.resource_offsets))
 
 
-def _resource_defaults(model: Model, layout: Any) -> dict[int, int]:
+def _resource_defaults(model: Model, layout: ArenaLayout) -> dict[int, int]:
     bound: dict[tuple[int, int], int] = {}
     defaults: dict[int, int] = {}
     for sg in model.subgraphs:
@@ -541,7 +553,7 @@ def _resource_defaults(model: Model, layout: Any) -> dict[int, int]:
     return defaults
 
 
-def _resource_handle_views(arena: np.ndarray, layout: Any,
+def _resource_handle_views(arena: np.ndarray, layout: ArenaLayout,
                            model: Model) -> dict[tuple[int, int], np.ndarray]:
     """VAR_HANDLE outputs, which TFLM points at the op's OpData in the tail (VarHandlePrepare):
     (subgraph, tensor) -> int32 view of that OpData's resource_id."""
@@ -563,23 +575,11 @@ def _resource_handle_views(arena: np.ndarray, layout: Any,
     return views
 
 
-def _categories(layout: Any) -> dict[str, tuple[int, int, int]]:
+def _categories(layout: ArenaLayout) -> dict[str, tuple[int, int, int]]:
     result = {}
     for name, usage in layout.categories.items():
-        if isinstance(usage, tuple):
-            result[name] = (int(usage[0]), int(usage[1]), int(usage[2]))
-        else:
-            result[name] = (int(usage.used), int(usage.requested), int(usage.count))
+        result[name] = (int(usage.used), int(usage.requested), int(usage.count))
     return result
-
-
-def _target(layout: Any, name: str) -> object:
-    target = getattr(layout, "target", None)
-    if target is not None and not isinstance(target, str):
-        return target
-    from tinyarena.arena.targets import get_target
-
-    return get_target(name)
 
 
 def _with_handles(views: SubgraphViews, subgraph: int,
@@ -593,7 +593,7 @@ def _with_handles(views: SubgraphViews, subgraph: int,
     return SubgraphViews(tuple(arrays), tuple(byte_views))
 
 
-def _live_after_invoke(layout: Any, sg: Subgraph) -> frozenset[int]:
+def _live_after_invoke(layout: ArenaLayout, sg: Subgraph) -> frozenset[int]:
     """Subgraph-0 tensors whose bytes no buffer first used after their last use overlaps.
 
     The greedy plan lets buffers share memory only when their lifetimes are disjoint, so a

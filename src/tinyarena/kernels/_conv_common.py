@@ -58,8 +58,8 @@ def compute_out_size(padding: str, image_size: int, filter_size: int, stride: in
     return None if value < 0 else value
 
 
-def _padding_with_offset(stride: int, dilation: int, in_size: int, filter_size: int,
-                         out_size: int) -> tuple[int, int]:
+def padding_with_offset(stride: int, dilation: int, in_size: int, filter_size: int,
+                        out_size: int) -> tuple[int, int]:
     """ComputePaddingWithOffset: (leading padding, odd offset) for one spatial axis."""
     total = (out_size - 1) * stride + effective_filter_size(filter_size, dilation) - in_size
     total = max(total, 0)
@@ -80,8 +80,8 @@ def compute_padding_height_width(stride_h: int, stride_w: int, dilation_h: int,
     out_h = compute_out_size(padding, in_h, filter_h, stride_h, dilation_h)
     if out_h is None:
         return Padding(), 0, out_w
-    ph, oh = _padding_with_offset(stride_h, dilation_h, in_h, filter_h, out_h)
-    pw, ow = _padding_with_offset(stride_w, dilation_w, in_w, filter_w, out_w)
+    ph, oh = padding_with_offset(stride_h, dilation_h, in_h, filter_h, out_h)
+    pw, ow = padding_with_offset(stride_w, dilation_w, in_w, filter_w, out_w)
     return Padding(ph, pw, oh, ow), out_h, out_w
 
 
@@ -268,4 +268,5 @@ __all__ = [
     "fill_padded_repeat",
     "im2col_gemm",
     "im2col_workspace_elements",
+    "padding_with_offset",
 ]

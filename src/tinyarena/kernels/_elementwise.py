@@ -24,6 +24,8 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._quant import (
+    INT32_MAX,
+    INT32_MIN,
     QuantParams,
     calculate_activation_range_quantized,
     multiply_by_quantized_multiplier,
@@ -208,6 +210,295 @@ def int32_binary(ufunc: np.ufunc, x1: np.ndarray, x2: np.ndarray, act_min: int, 
 
 
 # ----------------------------------------------------------------------------------------------
+# Invoke-time execution without allocation: broadcast plans, chunked blocks, lookup tables
+# ----------------------------------------------------------------------------------------------
+
+# Elements per block of the chunked integer paths: bounds the workspace (3 int64 rows of this
+# length per op) while keeping numpy's per-call overhead small against the per-element work.
+CHUNK = 8192
+
+Block = tuple[tuple[object, ...], tuple[object, ...], tuple[object, ...], tuple[int, ...], int]
+
+
+@dataclass(frozen=True)
+class BroadcastPlan:
+    """The broadcast of one binary op, computed once at prepare.
+
+    Adjacent dimensions with the same broadcast pattern are merged (a plain same-shape op
+    becomes 1-D), so ``shape1``/``shape2``/``shape_out`` are the collapsed views of the inputs
+    and the output (size 1 where an input is broadcast). ``blocks`` cut the output into pieces
+    of at most ``chunk`` elements: (output index, input1 index, input2 index, block shape, block
+    size), so that integer paths can work through a fixed workspace of ``chunk`` elements.
+    """
+
+    shape1: tuple[int, ...]
+    shape2: tuple[int, ...]
+    shape_out: tuple[int, ...]
+    blocks: tuple[Block, ...]
+    chunk: int
+
+
+def broadcast_plan(shape1: tuple[int, ...], shape2: tuple[int, ...],
+                   chunk: int = CHUNK) -> BroadcastPlan:
+    """Collapse the broadcast of ``shape1`` with ``shape2`` and cut it into bounded blocks.
+
+    The block order follows the output's flat (C) order, as TFLM's BroadcastBinaryOpSimple
+    walks it; each block is a slab along one axis with every later axis whole.
+    """
+    full = tuple(int(d) for d in np.broadcast_shapes(shape1, shape2))
+    rank = len(full)
+    p1 = (1,) * (rank - len(shape1)) + tuple(int(d) for d in shape1)
+    p2 = (1,) * (rank - len(shape2)) + tuple(int(d) for d in shape2)
+    dims: list[list[int | bool]] = []  # [size, input1 full, input2 full]
+    for d, a, b in zip(full, p1, p2):
+        if d == 1:
+            continue
+        f1, f2 = a == d, b == d
+        if dims and dims[-1][1] == f1 and dims[-1][2] == f2:
+            dims[-1][0] = int(dims[-1][0]) * d
+        else:
+            dims.append([d, f1, f2])
+    if not dims:
+        dims = [[1, True, True]]
+    sizes = tuple(int(d[0]) for d in dims)
+    full1 = tuple(bool(d[1]) for d in dims)
+    full2 = tuple(bool(d[2]) for d in dims)
+    shape_c1 = tuple(s if f else 1 for s, f in zip(sizes, full1))
+    shape_c2 = tuple(s if f else 1 for s, f in zip(sizes, full2))
+    inner = [int(np.prod(sizes[k + 1:], dtype=np.int64)) for k in range(len(sizes))]
+    axis = next(k for k in range(len(sizes)) if inner[k] <= chunk)
+    step = max(1, min(sizes[axis], chunk // inner[axis]))
+    blocks: list[Block] = []
+    for prefix in np.ndindex(*sizes[:axis]):
+        prefix = tuple(int(i) for i in prefix)
+        i1 = tuple(i if f else 0 for i, f in zip(prefix, full1))
+        i2 = tuple(i if f else 0 for i, f in zip(prefix, full2))
+        for start in range(0, sizes[axis], step):
+            stop = min(start + step, sizes[axis])
+            sl = slice(start, stop)
+            shape = (stop - start,) + sizes[axis + 1:]
+            blocks.append((prefix + (sl,), i1 + (sl if full1[axis] else slice(0, 1),),
+                           i2 + (sl if full2[axis] else slice(0, 1),), shape,
+                           (stop - start) * inner[axis]))
+    used = max(b[4] for b in blocks)
+    return BroadcastPlan(shape_c1, shape_c2, sizes, tuple(blocks), used)
+
+
+def _uint8_pairs() -> tuple[np.ndarray, np.ndarray]:
+    """Every (x1, x2) int8 pair, ordered so that row/column = the values' uint8 bit patterns."""
+    values = np.arange(256, dtype=np.uint8).view(np.int8)
+    return values.reshape(256, 1), values.reshape(1, 256)
+
+
+def add_sub_table(p: AddSubParams, *, subtract: bool) -> np.ndarray:
+    """The int8 ADD/SUB result for all 65536 input pairs, indexed by (uint8(x1) << 8) | uint8(x2).
+
+    Built with :func:`quantized_add_sub` (AddFunc, element by element), so a lookup gives the
+    same bits as the arithmetic; an invoke then needs four passes per element and no temporaries.
+    """
+    a, b = _uint8_pairs()
+    table = np.empty((256, 256), dtype=np.int8)
+    quantized_add_sub(a, b, p, table, subtract=subtract)
+    return table.reshape(-1)
+
+
+def mul_table(p: MulParams) -> np.ndarray:
+    """The int8 MUL result for all 65536 input pairs (see :func:`add_sub_table`)."""
+    a, b = _uint8_pairs()
+    table = np.empty((256, 256), dtype=np.int8)
+    quantized_mul(a, b, p, table)
+    return table.reshape(-1)
+
+
+def _srdhm_rdbp_inplace(x: np.ndarray, multiplier: int, right: int, tmp: np.ndarray) -> None:
+    """MultiplyByQuantizedMultiplierSmallerThanOneExp on int32 values in int64 ``x``, in place.
+
+    With a non-negative multiplier SaturatingRoundingDoublingHighMul is exactly
+    floor((x * m + 2**30) / 2**31) (its negative nudge and truncation meet the same value, and
+    the saturating case needs m = INT32_MIN), and RoundingDivideByPOT by e >= 1 is
+    floor((x + 2**(e-1) - [x < 0]) / 2**e); tests check both against the gemmlowp forms.
+    """
+    np.multiply(x, multiplier, out=x)
+    x += 1 << 30
+    np.right_shift(x, 31, out=x)
+    if right > 0:
+        np.right_shift(x, 63, out=tmp)  # -1 where negative
+        x += tmp
+        x += 1 << (right - 1)
+        np.right_shift(x, right, out=x)
+
+
+def _wrap_int32_inplace(x: np.ndarray) -> None:
+    """Two's-complement wrap of int64 ``x`` into the int32 range, in place."""
+    x += 1 << 31
+    np.bitwise_and(x, 0xFFFFFFFF, out=x)
+    x -= 1 << 31
+
+
+@dataclass(frozen=True)
+class BinaryRun:
+    """Everything an invoke of ADD/SUB/MUL needs, fixed at prepare.
+
+    ``kind``: "float" and "int32" write the ufunc straight into the output view; "table" (int8)
+    looks each pair up in ``table``; "addsub16"/"mul16" (int16) run the fixed-point arithmetic
+    block by block in the ``workspace`` (int64, 3 x ``plan.chunk``).
+    """
+
+    kind: str
+    ufunc: np.ufunc
+    plan: BroadcastPlan
+    lo: object = None
+    hi: object = None
+    clamp: bool = False
+    table: np.ndarray | None = None
+    params: AddSubParams | MulParams | None = None
+    wrap: bool = False
+    workspace: int = -1
+
+
+def _value_bounds(dtype: np.dtype, offset: int) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min) + offset, int(info.max) + offset
+
+
+def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Tensor,
+                out_type: np.dtype, *, float_range: tuple[float, float] | None = None,
+                int_range: tuple[int, int] | None = None,
+                params: AddSubParams | MulParams | None = None,
+                chunk: int = CHUNK) -> BinaryRun:
+    """Prepare-time half of ADD/SUB/MUL: the broadcast plan, tables and workspace request."""
+    dtype = np.dtype(out_type)
+    plan = broadcast_plan(in1.shape, in2.shape, chunk)
+    if dtype == np.float32:
+        assert float_range is not None
+        lo, hi = np.float32(float_range[0]), np.float32(float_range[1])
+        return BinaryRun("float", ufunc, plan, lo, hi, True)
+    if dtype == np.int32:
+        lo32, hi32 = int_range if int_range is not None else (INT32_MIN, INT32_MAX)
+        return BinaryRun("int32", ufunc, plan, np.int32(lo32), np.int32(hi32),
+                         (lo32, hi32) != (INT32_MIN, INT32_MAX))
+    subtract = ufunc is np.subtract
+    if dtype == np.int8:
+        table = (mul_table(params) if isinstance(params, MulParams)
+                 else add_sub_table(params, subtract=subtract))  # type: ignore[arg-type]
+        return BinaryRun("table", ufunc, plan, table=table, params=params,
+                         workspace=ctx.request_workspace((2, plan.chunk), np.intp))  # type: ignore[attr-defined]
+    if dtype != np.int16:
+        raise KernelError(f"{op_name}: no quantized path for {dtype.name}")
+    if isinstance(params, MulParams):
+        lo1, hi1 = _value_bounds(dtype, params.input1_offset)
+        lo2, hi2 = _value_bounds(dtype, params.input2_offset)
+        corners = [lo1 * lo2, lo1 * hi2, hi1 * lo2, hi1 * hi2]
+        wrap = min(corners) < INT32_MIN or max(corners) > INT32_MAX
+        kind = "mul16"
+    else:
+        assert isinstance(params, AddSubParams)
+        wrap = True  # the scaled inputs may sum past int32 at the extremes of int16
+        kind = "addsub16"
+    return BinaryRun(kind, ufunc, plan, params=params, wrap=wrap,
+                     workspace=ctx.request_workspace((3, plan.chunk), np.int64))  # type: ignore[attr-defined]
+
+
+def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
+               workspace: np.ndarray | None) -> None:
+    """Invoke-time half of ADD/SUB/MUL: results written into ``out``, nothing allocated.
+
+    float32 and int32 are one ufunc into the output view (numpy's int32 arithmetic wraps as
+    TFLM's does) plus the activation clamp; int8 and int16 go block by block through the
+    workspace made at allocation.
+    """
+    plan = run.plan
+    a = x1.reshape(plan.shape1)
+    b = x2.reshape(plan.shape2)
+    o = out.reshape(plan.shape_out)
+    kind = run.kind
+    if kind == "float" or kind == "int32":
+        run.ufunc(a, b, out=o)
+        if run.clamp:
+            np.maximum(o, run.lo, out=o)
+            np.minimum(o, run.hi, out=o)
+        return
+    assert workspace is not None
+    if kind == "table":
+        _run_table(run.table, a.view(np.uint8), b.view(np.uint8), o, plan.blocks, workspace)
+    elif kind == "addsub16":
+        _run_addsub16(run, a, b, o, workspace)
+    else:
+        _run_mul16(run, a, b, o, workspace)
+
+
+def _run_table(table: np.ndarray, a: np.ndarray, b: np.ndarray, o: np.ndarray,
+               blocks: tuple[Block, ...], ws: np.ndarray) -> None:
+    """int8: out = table[(uint8(x1) << 8) | uint8(x2)], block by block."""
+    take = np.take
+    for oi, i1, i2, shape, n in blocks:
+        idx = ws[0, :n].reshape(shape)
+        low = ws[1, :n].reshape(shape)
+        np.copyto(idx, a[i1])
+        np.left_shift(idx, 8, out=idx)
+        np.copyto(low, b[i2])
+        idx += low
+        take(table, idx, out=o[oi], mode="wrap")
+
+
+def _run_addsub16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
+                  ws: np.ndarray) -> None:
+    """int16 AddFunc / BroadcastQuantSubSlow on int64 blocks of the workspace."""
+    p = run.params
+    assert isinstance(p, AddSubParams)
+    for oi, i1, i2, shape, n in run.plan.blocks:
+        s1 = ws[0, :n].reshape(shape)
+        s2 = ws[1, :n].reshape(shape)
+        tmp = ws[2, :n].reshape(shape)
+        for dst, src, off, m, sh in ((s1, a[i1], p.input1_offset, p.input1_multiplier,
+                                      p.input1_shift),
+                                     (s2, b[i2], p.input2_offset, p.input2_multiplier,
+                                      p.input2_shift)):
+            np.copyto(dst, src)
+            dst += off
+            np.left_shift(dst, p.left_shift, out=dst)
+            _srdhm_rdbp_inplace(dst, m, -sh, tmp)
+        run.ufunc(s1, s2, out=s1)
+        if run.wrap:
+            _wrap_int32_inplace(s1)
+        _finish(s1, p.output_multiplier, p.output_shift, p.output_offset, p.act_min,
+                p.act_max, tmp, o[oi])
+
+
+def _run_mul16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
+               ws: np.ndarray) -> None:
+    """int16 MulElementwise on int64 blocks of the workspace."""
+    p = run.params
+    assert isinstance(p, MulParams)
+    for oi, i1, i2, shape, n in run.plan.blocks:
+        s1 = ws[0, :n].reshape(shape)
+        s2 = ws[1, :n].reshape(shape)
+        tmp = ws[2, :n].reshape(shape)
+        np.copyto(s1, a[i1])
+        s1 += p.input1_offset
+        np.copyto(s2, b[i2])
+        s2 += p.input2_offset
+        s1 *= s2
+        if run.wrap:
+            _wrap_int32_inplace(s1)
+        _finish(s1, p.output_multiplier, p.output_shift, p.output_offset, p.act_min,
+                p.act_max, tmp, o[oi])
+
+
+def _finish(acc: np.ndarray, multiplier: int, shift: int, offset: int, act_min: int,
+            act_max: int, tmp: np.ndarray, out: np.ndarray) -> None:
+    """MultiplyByQuantizedMultiplier (left shift wrapped as int32), offset, clamp, store."""
+    if shift > 0:
+        np.left_shift(acc, shift, out=acc)
+        _wrap_int32_inplace(acc)
+    _srdhm_rdbp_inplace(acc, multiplier, max(-shift, 0), tmp)
+    acc += offset
+    np.maximum(acc, act_min, out=acc)
+    np.minimum(acc, act_max, out=acc)
+    np.copyto(out, acc, casting="unsafe")
+
+
+# ----------------------------------------------------------------------------------------------
 # Data movement for the view-like kernels (RESHAPE, SQUEEZE, EXPAND_DIMS)
 # ----------------------------------------------------------------------------------------------
 
@@ -228,6 +519,14 @@ def copy_if_distinct(src: np.ndarray, dst: np.ndarray) -> None:
 
 __all__ = [
     "AddSubParams",
+    "BinaryRun",
+    "BroadcastPlan",
+    "CHUNK",
+    "add_sub_table",
+    "broadcast_plan",
+    "mul_table",
+    "plan_binary",
+    "run_binary",
     "copy_if_distinct",
     "MAX_BROADCAST_RANK",
     "MulParams",

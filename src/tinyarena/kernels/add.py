@@ -14,13 +14,13 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import (
     AddSubParams,
     add_sub_params,
+    BinaryRun,
     broadcast_output_shape,
-    float_binary,
-    int32_binary,
-    quantized_add_sub,
+    plan_binary,
+    run_binary,
     tensor_quant,
 )
-from tinyarena.kernels._quant import INT32_MAX, INT32_MIN, calculate_activation_range_float
+from tinyarena.kernels._quant import calculate_activation_range_float
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import AddOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
@@ -46,6 +46,7 @@ class OpData:
     float_min: float = 0.0
     float_max: float = 0.0
     quant: AddSubParams | None = None
+    run: BinaryRun | None = None  # the invoke-time plan (broadcast blocks, tables, workspace)
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
@@ -64,28 +65,27 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     act = options.fused_activation_function
     if out.type == TensorType.FLOAT32:
         lo, hi = calculate_activation_range_float(act)
-        return OpData(out.type, float_min=lo, float_max=hi)
+        run = plan_binary(ctx, "ADD", np.add, in1, in2, np.float32, float_range=(lo, hi))
+        return OpData(out.type, float_min=lo, float_max=hi, run=run)
     if out.type == TensorType.INT32:
         if any(t.quantization is not None and len(t.quantization.scale) for t in (in1, in2)):
             raise KernelError("int32 ADD supports only unquantized inputs; drop the quantization")
-        return OpData(out.type)  # EvalAdd ignores the fused activation for int32
+        # EvalAdd ignores the fused activation for int32
+        return OpData(out.type, run=plan_binary(ctx, "ADD", np.add, in1, in2, np.int32))
     quant = add_sub_params(tensor_quant(in1), tensor_quant(in2), tensor_quant(out),
                            NUMPY_DTYPES[out.type], act, subtract=False)
-    return OpData(out.type, quant=quant)
+    run = plan_binary(ctx, "ADD", np.add, in1, in2, NUMPY_DTYPES[out.type], params=quant)
+    return OpData(out.type, quant=quant, run=run)
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """AddEval: EvalAdd for float32/int32, EvalAddQuantized (AddFunc) for int8/int16."""
-    x1 = ctx.tensor_data(op.inputs[INPUT1])
-    x2 = ctx.tensor_data(op.inputs[INPUT2])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
-    if data.out_type == TensorType.FLOAT32:
-        float_binary(np.add, x1, x2, data.float_min, data.float_max, out)
-    elif data.out_type == TensorType.INT32:
-        int32_binary(np.add, x1, x2, INT32_MIN, INT32_MAX, out)
-    else:
-        assert data.quant is not None
-        quantized_add_sub(x1, x2, data.quant, out, subtract=False)
+    run = data.run
+    assert run is not None
+    inputs = op.inputs
+    run_binary(run, ctx.tensor_data(inputs[INPUT1]), ctx.tensor_data(inputs[INPUT2]),
+               ctx.tensor_data(op.outputs[OUTPUT]),
+               ctx.workspace(run.workspace) if run.workspace >= 0 else None)
 
 
 REGISTRATION = Registration("ADD", init=init, prepare=prepare, eval=eval_,

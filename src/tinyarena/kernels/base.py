@@ -102,3 +102,4 @@ class Registration:
     prepare: PrepareFn | None = None
     eval: EvalFn | None = None
     builtin_data: str | None = None  # C struct allocated when the op's options are parsed
+    tflm: bool = True  # False: a tinyarena-only kernel; TFLM has none, so no arena to emulate

@@ -13,11 +13,11 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import (
     MulParams,
+    BinaryRun,
     broadcast_output_shape,
-    float_binary,
-    int32_binary,
+    plan_binary,
+    run_binary,
     mul_params,
-    quantized_mul,
     tensor_quant,
 )
 from tinyarena.kernels._quant import (
@@ -45,6 +45,7 @@ class OpData:
     int_min: int = 0
     int_max: int = 0
     quant: MulParams | None = None
+    run: BinaryRun | None = None  # the invoke-time plan (broadcast blocks, tables, workspace)
 
 
 def init(ctx: InitContext, op: Operator) -> None:
@@ -67,27 +68,26 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     act = options.fused_activation_function
     if out.type == TensorType.FLOAT32:
         lo, hi = calculate_activation_range_float(act)
-        return OpData(out.type, float_min=lo, float_max=hi)
+        run = plan_binary(ctx, "MUL", np.multiply, in1, in2, np.float32, float_range=(lo, hi))
+        return OpData(out.type, float_min=lo, float_max=hi, run=run)
     if out.type == TensorType.INT32:
         ilo, ihi = calculate_activation_range_int(act, np.int32)
-        return OpData(out.type, int_min=ilo, int_max=ihi)
+        run = plan_binary(ctx, "MUL", np.multiply, in1, in2, np.int32, int_range=(ilo, ihi))
+        return OpData(out.type, int_min=ilo, int_max=ihi, run=run)
     quant = mul_params(tensor_quant(in1), tensor_quant(in2), tensor_quant(out),
                        NUMPY_DTYPES[out.type], act)
-    return OpData(out.type, quant=quant)
+    run = plan_binary(ctx, "MUL", np.multiply, in1, in2, NUMPY_DTYPES[out.type], params=quant)
+    return OpData(out.type, quant=quant, run=run)
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """MulEval: EvalMulFloatReference or EvalMulQuantizedReference (int8/int16/int32)."""
-    x1 = ctx.tensor_data(op.inputs[INPUT1])
-    x2 = ctx.tensor_data(op.inputs[INPUT2])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
-    if data.out_type == TensorType.FLOAT32:
-        float_binary(np.multiply, x1, x2, data.float_min, data.float_max, out)
-    elif data.out_type == TensorType.INT32:
-        int32_binary(np.multiply, x1, x2, data.int_min, data.int_max, out)
-    else:
-        assert data.quant is not None
-        quantized_mul(x1, x2, data.quant, out)
+    run = data.run
+    assert run is not None
+    inputs = op.inputs
+    run_binary(run, ctx.tensor_data(inputs[INPUT1]), ctx.tensor_data(inputs[INPUT2]),
+               ctx.tensor_data(op.outputs[OUTPUT]),
+               ctx.workspace(run.workspace) if run.workspace >= 0 else None)
 
 
 REGISTRATION = Registration("MUL", init=init, prepare=prepare, eval=eval_,

@@ -14,10 +14,10 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import (
     AddSubParams,
     add_sub_params,
+    BinaryRun,
     broadcast_output_shape,
-    float_binary,
-    int32_binary,
-    quantized_add_sub,
+    plan_binary,
+    run_binary,
     tensor_quant,
 )
 from tinyarena.kernels._quant import (
@@ -45,6 +45,7 @@ class OpData:
     int_min: int = 0
     int_max: int = 0
     quant: AddSubParams | None = None
+    run: BinaryRun | None = None  # the invoke-time plan (broadcast blocks, tables, workspace)
 
 
 def init(ctx: InitContext, op: Operator) -> None:
@@ -67,29 +68,28 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     act = options.fused_activation_function
     if out.type == TensorType.FLOAT32:
         lo, hi = calculate_activation_range_float(act)
-        return OpData(out.type, float_min=lo, float_max=hi)
+        run = plan_binary(ctx, "SUB", np.subtract, in1, in2, np.float32, float_range=(lo, hi))
+        return OpData(out.type, float_min=lo, float_max=hi, run=run)
     if out.type == TensorType.INT32:
         if any(t.quantization is not None and len(t.quantization.scale) for t in (in1, in2, out)):
             raise KernelError("int32 SUB supports only unquantized tensors; drop the quantization")
         ilo, ihi = calculate_activation_range_int(act, np.int32)
-        return OpData(out.type, int_min=ilo, int_max=ihi)
+        run = plan_binary(ctx, "SUB", np.subtract, in1, in2, np.int32, int_range=(ilo, ihi))
+        return OpData(out.type, int_min=ilo, int_max=ihi, run=run)
     quant = add_sub_params(tensor_quant(in1), tensor_quant(in2), tensor_quant(out),
                            NUMPY_DTYPES[out.type], act, subtract=True)
-    return OpData(out.type, quant=quant)
+    run = plan_binary(ctx, "SUB", np.subtract, in1, in2, NUMPY_DTYPES[out.type], params=quant)
+    return OpData(out.type, quant=quant, run=run)
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """SubEval: EvalSub for float32/int32, EvalSubQuantized for int8/int16."""
-    x1 = ctx.tensor_data(op.inputs[INPUT1])
-    x2 = ctx.tensor_data(op.inputs[INPUT2])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
-    if data.out_type == TensorType.FLOAT32:
-        float_binary(np.subtract, x1, x2, data.float_min, data.float_max, out)
-    elif data.out_type == TensorType.INT32:
-        int32_binary(np.subtract, x1, x2, data.int_min, data.int_max, out)
-    else:
-        assert data.quant is not None
-        quantized_add_sub(x1, x2, data.quant, out, subtract=True)
+    run = data.run
+    assert run is not None
+    inputs = op.inputs
+    run_binary(run, ctx.tensor_data(inputs[INPUT1]), ctx.tensor_data(inputs[INPUT2]),
+               ctx.tensor_data(op.outputs[OUTPUT]),
+               ctx.workspace(run.workspace) if run.workspace >= 0 else None)
 
 
 REGISTRATION = Registration("SUB", init=init, prepare=prepare, eval=eval_,

@@ -239,7 +239,7 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
         graph = op_graph(work, layout)
         views = alias_groups(work, graph, "views", kernel_set) if mode != "none" \
             else no_aliases(len(graph.sizes))
-        order_result = best_order(graph, views)
+        order_result = best_order(graph, views, time_budget_s=0.4 * time_budget_s)
         if order_result.changed:
             order = order_result.order
             work = reordered_model(work, order)

@@ -10,12 +10,13 @@ is a shortest-path problem over the sets of ops already run (the graph's down-se
 ``best_order`` walks these sets one step at a time, keeping for each set its best peak. It is
 exact when every step has at most ``beam`` sets (always true for graphs of up to 12 ops,
 2**12 = 4096, and for chain-like graphs of any size); beyond that it keeps the ``beam`` sets
-with the smallest (peak, live) and is a heuristic. Alias groups (views) count once: a group's
+with the smallest (peak, live) and is a heuristic (``OrderResult.exact`` says which). Alias groups (views) count once: a group's
 bytes appear when its first member is written and go when no member is needed any more.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -23,6 +24,7 @@ from tinyarena.optimize.graph import OpGraph
 from tinyarena.optimize.overlap import AliasGroups, no_aliases
 
 DEFAULT_BEAM = 4096
+BEAM_WORK = 2_000_000  # beam * ops**2 stays under this: about a second of Python
 EXACT_OPS = 12  # 2**12 sets of ops at most: always exact with the default beam
 
 
@@ -119,15 +121,20 @@ def order_peak(graph: OpGraph, order: Sequence[int], groups: AliasGroups | None 
 
 
 def best_order(graph: OpGraph, groups: AliasGroups | None = None, *,
-               beam: int = DEFAULT_BEAM) -> OrderResult:
+               beam: int | None = None, time_budget_s: float = 1.0) -> OrderResult:
     """The topological order with the smallest peak found (see the module docstring).
 
-    The original order is kept unless another one is strictly better, so a model whose order
-    is already optimal is left untouched.
+    ``beam`` defaults to ``DEFAULT_BEAM``, narrowed for large graphs so that the work stays
+    near ``BEAM_WORK``; once ``time_budget_s`` is spent the remaining steps keep one set each
+    (a greedy completion). The original order is kept unless another one is strictly better,
+    so a model whose order is already optimal is left untouched.
     """
     groups = groups or no_aliases(len(graph.sizes))
     tab = _tables(graph, groups)
     n = graph.n_ops
+    if beam is None:
+        beam = max(8, min(DEFAULT_BEAM, BEAM_WORK // max(n * n, 1)))
+    deadline = time.perf_counter() + max(time_budget_s, 0.0)
     identity = tuple(range(n))
     original = order_peak(graph, identity, groups)
     # layer: done-mask -> (peak, live, order so far)
@@ -146,9 +153,10 @@ def best_order(graph: OpGraph, groups: AliasGroups | None = None, *,
                 old = nxt.get(key)
                 if old is None or cand[:2] < old[:2]:
                     nxt[key] = cand
-        if len(nxt) > beam:
+        width = beam if time.perf_counter() < deadline else 1
+        if len(nxt) > width:
             exact = False
-            kept = sorted(nxt.items(), key=lambda kv: kv[1][:2])[:beam]
+            kept = sorted(nxt.items(), key=lambda kv: kv[1][:2])[:width]
             nxt = dict(kept)
         layer = nxt
     if not layer:  # a cycle: nothing is ever ready (not a valid TFLM graph)

@@ -1,0 +1,116 @@
+"""optimize_model, the overlap rules and the CLI, without the wheel (see tests/oracle for it)."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+
+from optimize_models import elementwise_model, reorder_model, view_model
+from tinyarena.arena import allocate_model
+from tinyarena.builder.random_graphs import random_model
+from tinyarena.cli import main
+from tinyarena.errors import PlanError
+from tinyarena.model import read_model
+from tinyarena.optimize import optimize_model
+from tinyarena.optimize.graph import op_graph
+from tinyarena.optimize.offline import encode_offline_plan
+from tinyarena.optimize.overlap import alias_groups, no_aliases
+from tinyarena.optimize.pipeline import verify_layout, with_offline_plan
+from tinyarena.planning import Buffer, lower_bound
+
+
+def test_offline_plan_words() -> None:
+    """Facts 3: version, subgraph count, offset count, then int32 offsets (-1 = online)."""
+    data = encode_offline_plan([0, -1, 400], 1)
+    assert struct.unpack("<3I3i", data) == (1, 1, 3, 0, -1, 400)
+    with pytest.raises(PlanError):
+        encode_offline_plan([-2], 1)
+
+
+@pytest.mark.parametrize("seed", [13, 15, 18, 36, 3, 7])
+def test_never_worse_and_bound_holds(seed: int) -> None:
+    data = random_model(seed, max_blocks=6).model
+    for overlap in ("none", "views", "safe"):
+        result = optimize_model(data, overlap=overlap, time_budget_s=0.2)
+        assert result.lower_bound <= result.after.head <= result.before.head
+        assert result.optimal == (result.after.head == result.lower_bound)
+        layout = allocate_model(read_model(result.model))
+        assert (layout.head, layout.tail) == (result.after.head, result.after.tail)
+
+
+def test_unchanged_model_comes_back_byte_for_byte() -> None:
+    data = random_model(1, max_blocks=2).model
+    layout = allocate_model(read_model(data))
+    result = optimize_model(data, overlap="none", reorder=False, time_budget_s=0.1)
+    if layout.head == layout.lower_bound:
+        assert not result.changed and result.model == data and result.optimal
+
+
+def test_in_place_only_when_the_input_dies_there() -> None:
+    """In the ADD model both convolution outputs die at the ADD: exactly one of them holds
+    the sum (``views`` mode makes no such group). The graph input, read by both convolutions,
+    is never overwritten."""
+    model = read_model(elementwise_model("ADD"))
+    layout = allocate_model(model)
+    graph = op_graph(model, layout)
+    groups = alias_groups(model, graph, "safe", "reference")
+    add = next(op for op in model.subgraphs[0].operators if op.name == "ADD")
+    y = add.outputs[0]
+    assert sum(groups.same(x, y) for x in add.inputs) == 1
+    x0 = model.subgraphs[0].inputs[0]
+    assert groups.members(groups.root[x0]) == (x0,)
+    assert alias_groups(model, graph, "views", "reference").root == no_aliases(
+        len(graph.sizes)).root
+
+
+def test_safe_overlap_refused_for_unknown_kernels() -> None:
+    with pytest.raises(PlanError, match="reference kernels"):
+        optimize_model(elementwise_model("RELU"), overlap="safe", kernel_set="cmsis-nn")
+    # views do not depend on the kernel set
+    result = optimize_model(view_model("RESHAPE"), overlap="views", kernel_set="cmsis-nn")
+    assert result.after.head == 3072
+
+
+def test_verifier_rejects_overlap_outside_alias_groups() -> None:
+    """Pin the view model's conv output and the view at one offset: fine as an alias group,
+    a PlanError without it."""
+    model = read_model(view_model("RESHAPE"))
+    layout = allocate_model(model)
+    graph = op_graph(model, layout)
+    groups = alias_groups(model, graph, "views", "reference")
+    offsets = [-1] * model.tensor_count
+    for b in layout.buffers:
+        offsets[b.index] = 0 if groups.same(b.index, groups.reasons[0][3]) else 2048
+    pinned = allocate_model(with_offline_plan(model, offsets))
+    verify_layout(pinned, groups)
+    with pytest.raises(PlanError, match="share bytes"):
+        verify_layout(pinned, no_aliases(len(graph.sizes)))
+
+
+def test_lower_bound_is_the_peak_of_the_final_buffers() -> None:
+    result = optimize_model(reorder_model(), overlap="none", time_budget_s=0.2)
+    layout = allocate_model(read_model(result.model))
+    bufs = [Buffer(b.size, b.first, b.last) for b in layout.buffers]
+    assert result.lower_bound == lower_bound(bufs) == 1536
+
+
+def test_cli_json(tmp_path, capsys) -> None:
+    src = tmp_path / "m.tflite"
+    out = tmp_path / "o.tflite"
+    src.write_bytes(view_model("RESHAPE"))
+    assert main(["optimize", str(src), "-o", str(out), "--overlap", "views", "--json",
+                 "--time-budget", "0.2"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("before", "after"):
+        assert set(data[key]) == {"head", "tail", "total", "min_arena"}
+    assert data["before"]["head"] == 4096 and data["after"]["head"] == 3072
+    assert data["lower_bound_bytes"] == 3072 and data["optimal"] is True
+    assert allocate_model(read_model(out.read_bytes())).head == 3072
+    assert main(["optimize", str(src), "-o", str(out), "--no-reorder", "--overlap",
+                 "none"]) == 0
+    text = capsys.readouterr().out
+    assert "proven optimal" in text and "head" in text
+    assert main(["plan", str(src), "--planner", "optimal", "--json"]) == 0
+    json.loads(capsys.readouterr().out)
