@@ -20,6 +20,7 @@ from binary_op_cases import Case, build, random_input, random_quant, random_shap
 from kernel_runner import run_kernels
 from tflm_oracle import tflm_run
 from tinyarena.kernels import _elementwise as ew
+from tinyarena.kernels import _fixedpoint as fp
 from tinyarena.kernels._quant import (
     QuantParams,
     rounding_divide_by_pot,
@@ -110,11 +111,11 @@ def test_in_place_fixed_point_matches_gemmlowp_forms() -> None:
         for right in (0, 1, 2, 7, 20, 31):
             want = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, m), right)
             got = x.copy()
-            ew._srdhm_rdbp_inplace(got, m, right, np.empty_like(got))
+            fp.srdhm_rdbp_inplace(got, m, right, np.empty_like(got))
             assert np.array_equal(got, want), (m, right)
     y = rng.integers(-2**40, 2**40, size=1000)
     got = y.copy()
-    ew._wrap_int32_inplace(got)
+    fp.wrap_int32_inplace(got)
     assert np.array_equal(got, wrap_int32(y))
 
 

@@ -99,12 +99,8 @@ def test_tracemalloc_sees_numpy_allocations() -> None:
     assert peak >= 1 << 20
 
 
-_SHARED = [
-    "hello_world_int8", "person_detect", "kws_ref_model", "micro_speech_quantized",
-    pytest.param("mobilenet_v2_quantized_1x3x224x224", marks=pytest.mark.xfail(
-        strict=False, reason="int8 ADD (residual adds) still makes full-size int64 temporaries; "
-                             "remove this mark once it writes through workspaces")),
-]
+_SHARED = ["hello_world_int8", "person_detect", "kws_ref_model", "micro_speech_quantized",
+           "mobilenet_v2_quantized_1x3x224x224"]
 
 
 @pytest.mark.parametrize("name", _SHARED)

@@ -23,6 +23,11 @@ from typing import Callable
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._fixedpoint import (
+    multiply_by_quantized_multiplier_inplace,
+    srdhm_rdbp_inplace,
+    wrap_int32_inplace,
+)
 from tinyarena.kernels._quant import (
     INT32_MAX,
     INT32_MIN,
@@ -93,25 +98,20 @@ def add_sub_params(in1: QuantParams, in2: QuantParams, out: QuantParams, dtype: 
                    activation: str, *, subtract: bool) -> AddSubParams:
     """CalculateOpDataAdd / CalculateOpDataSub for int8 and int16 outputs.
 
-    ADD computes the doubled maximum input scale and the real multipliers in double; SUB
-    computes the doubled maximum and both divisions in float32 before widening to double.
-    The difference can move a multiplier by one unit, so each is ported as written.
+    Both compute the doubled maximum input scale and the real multipliers in double. (The
+    repository snapshot's sub_common.cc still does the SUB arithmetic in float32 before
+    widening; the pinned wheel, built from a newer commit, matches the double arithmetic
+    on every element where the two differ, so the oracle's version is ported.)
     """
     left_shift = 15 if np.dtype(dtype) == np.int16 else 20
     s1, s2, so = np.float32(in1.scale), np.float32(in2.scale), np.float32(out.scale)
     if so == 0 or max(s1, s2) == 0:
         raise KernelError("quantized ADD/SUB needs non-zero input and output scales; "
                           "quantize the tensors")
-    if subtract:
-        twice_max = np.float32(2) * max(s1, s2)
-        real1 = float(np.float32(s1 / twice_max))
-        real2 = float(np.float32(s2 / twice_max))
-        real_out = float(np.float32(twice_max / (np.float32(1 << left_shift) * so)))
-    else:
-        twice_max_d = 2.0 * float(max(s1, s2))
-        real1 = float(s1) / twice_max_d
-        real2 = float(s2) / twice_max_d
-        real_out = twice_max_d / (float(1 << left_shift) * float(so))
+    twice_max_d = 2.0 * float(max(s1, s2))
+    real1 = float(s1) / twice_max_d
+    real2 = float(s2) / twice_max_d
+    real_out = twice_max_d / (float(1 << left_shift) * float(so))
     m1, sh1 = quantize_multiplier_smaller_than_one_exp(real1) if real1 < 1.0 else (0, 0)
     m2, sh2 = quantize_multiplier_smaller_than_one_exp(real2) if real2 < 1.0 else (0, 0)
     if real1 >= 1.0 or real2 >= 1.0:  # only for a zero scale on the other input; TFLM asserts
@@ -310,38 +310,15 @@ def mul_table(p: MulParams) -> np.ndarray:
     return table.reshape(-1)
 
 
-def _srdhm_rdbp_inplace(x: np.ndarray, multiplier: int, right: int, tmp: np.ndarray) -> None:
-    """MultiplyByQuantizedMultiplierSmallerThanOneExp on int32 values in int64 ``x``, in place.
-
-    With a non-negative multiplier SaturatingRoundingDoublingHighMul is exactly
-    floor((x * m + 2**30) / 2**31) (its negative nudge and truncation meet the same value, and
-    the saturating case needs m = INT32_MIN), and RoundingDivideByPOT by e >= 1 is
-    floor((x + 2**(e-1) - [x < 0]) / 2**e); tests check both against the gemmlowp forms.
-    """
-    np.multiply(x, multiplier, out=x)
-    x += 1 << 30
-    np.right_shift(x, 31, out=x)
-    if right > 0:
-        np.right_shift(x, 63, out=tmp)  # -1 where negative
-        x += tmp
-        x += 1 << (right - 1)
-        np.right_shift(x, right, out=x)
-
-
-def _wrap_int32_inplace(x: np.ndarray) -> None:
-    """Two's-complement wrap of int64 ``x`` into the int32 range, in place."""
-    x += 1 << 31
-    np.bitwise_and(x, 0xFFFFFFFF, out=x)
-    x -= 1 << 31
-
-
 @dataclass(frozen=True)
 class BinaryRun:
     """Everything an invoke of ADD/SUB/MUL needs, fixed at prepare.
 
-    ``kind``: "float" and "int32" write the ufunc straight into the output view; "table" (int8)
-    looks each pair up in ``table``; "addsub16"/"mul16" (int16) run the fixed-point arithmetic
-    block by block in the ``workspace`` (int64, 3 x ``plan.chunk``).
+    ``kind``: "float" and "int32" write the ufunc straight into the output view (block by block
+    when an input is broadcast along an inner axis: numpy would otherwise buffer up to 8192
+    elements per call, so the broadcast input is first expanded into the ``workspace``);
+    "table" (int8) looks each pair up in ``table``; "addsub16"/"mul16" (int16) run the
+    fixed-point arithmetic block by block in the ``workspace`` (int64, 3 x ``plan.chunk``).
     """
 
     kind: str
@@ -369,14 +346,18 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
     """Prepare-time half of ADD/SUB/MUL: the broadcast plan, tables and workspace request."""
     dtype = np.dtype(out_type)
     plan = broadcast_plan(in1.shape, in2.shape, chunk)
-    if dtype == np.float32:
-        assert float_range is not None
-        lo, hi = np.float32(float_range[0]), np.float32(float_range[1])
-        return BinaryRun("float", ufunc, plan, lo, hi, True)
-    if dtype == np.int32:
+    if dtype == np.float32 or dtype == np.int32:
+        # One collapsed axis: each input is whole or a single value, and numpy runs the ufunc
+        # over the views without buffering; otherwise blocks go through a workspace.
+        ws = -1 if len(plan.shape_out) == 1 else ctx.request_workspace(  # type: ignore[attr-defined]
+            (2, plan.chunk), dtype)
+        if dtype == np.float32:
+            assert float_range is not None
+            lo, hi = np.float32(float_range[0]), np.float32(float_range[1])
+            return BinaryRun("float", ufunc, plan, lo, hi, True, workspace=ws)
         lo32, hi32 = int_range if int_range is not None else (INT32_MIN, INT32_MAX)
         return BinaryRun("int32", ufunc, plan, np.int32(lo32), np.int32(hi32),
-                         (lo32, hi32) != (INT32_MIN, INT32_MAX))
+                         (lo32, hi32) != (INT32_MIN, INT32_MAX), workspace=ws)
     subtract = ufunc is np.subtract
     if dtype == np.int8:
         table = (mul_table(params) if isinstance(params, MulParams)
@@ -413,7 +394,10 @@ def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
     o = out.reshape(plan.shape_out)
     kind = run.kind
     if kind == "float" or kind == "int32":
-        run.ufunc(a, b, out=o)
+        if workspace is None:
+            run.ufunc(a, b, out=o)
+        else:
+            _run_expanded(run.ufunc, a, b, o, plan.blocks, workspace)
         if run.clamp:
             np.maximum(o, run.lo, out=o)
             np.minimum(o, run.hi, out=o)
@@ -425,6 +409,23 @@ def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
         _run_addsub16(run, a, b, o, workspace)
     else:
         _run_mul16(run, a, b, o, workspace)
+
+
+def _run_expanded(ufunc: np.ufunc, a: np.ndarray, b: np.ndarray, o: np.ndarray,
+                  blocks: tuple[Block, ...], ws: np.ndarray) -> None:
+    """float32/int32 with an inner broadcast: expand broadcast inputs per block, then the ufunc."""
+    for oi, i1, i2, shape, n in blocks:
+        u = a[i1]
+        if u.shape != shape:
+            t = ws[0, :n].reshape(shape)
+            np.copyto(t, u)
+            u = t
+        v = b[i2]
+        if v.shape != shape:
+            t = ws[1, :n].reshape(shape)
+            np.copyto(t, v)
+            v = t
+        ufunc(u, v, out=o[oi])
 
 
 def _run_table(table: np.ndarray, a: np.ndarray, b: np.ndarray, o: np.ndarray,
@@ -457,10 +458,10 @@ def _run_addsub16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
             np.copyto(dst, src)
             dst += off
             np.left_shift(dst, p.left_shift, out=dst)
-            _srdhm_rdbp_inplace(dst, m, -sh, tmp)
+            srdhm_rdbp_inplace(dst, m, -sh, tmp)
         run.ufunc(s1, s2, out=s1)
         if run.wrap:
-            _wrap_int32_inplace(s1)
+            wrap_int32_inplace(s1)
         _finish(s1, p.output_multiplier, p.output_shift, p.output_offset, p.act_min,
                 p.act_max, tmp, o[oi])
 
@@ -480,7 +481,7 @@ def _run_mul16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
         s2 += p.input2_offset
         s1 *= s2
         if run.wrap:
-            _wrap_int32_inplace(s1)
+            wrap_int32_inplace(s1)
         _finish(s1, p.output_multiplier, p.output_shift, p.output_offset, p.act_min,
                 p.act_max, tmp, o[oi])
 
@@ -488,10 +489,7 @@ def _run_mul16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
 def _finish(acc: np.ndarray, multiplier: int, shift: int, offset: int, act_min: int,
             act_max: int, tmp: np.ndarray, out: np.ndarray) -> None:
     """MultiplyByQuantizedMultiplier (left shift wrapped as int32), offset, clamp, store."""
-    if shift > 0:
-        np.left_shift(acc, shift, out=acc)
-        _wrap_int32_inplace(acc)
-    _srdhm_rdbp_inplace(acc, multiplier, max(-shift, 0), tmp)
+    multiply_by_quantized_multiplier_inplace(acc, multiplier, shift, tmp)
     acc += offset
     np.maximum(acc, act_min, out=acc)
     np.minimum(acc, act_max, out=acc)

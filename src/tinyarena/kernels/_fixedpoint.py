@@ -32,6 +32,47 @@ _EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308
                (2, 39332535), (3, 720401), (4, 242))
 
 
+# In-place forms: no temporaries, for invoke paths that must not allocate.
+
+
+def srdhm_rdbp_inplace(x: np.ndarray, multiplier: int, right: int, tmp: np.ndarray) -> None:
+    """MultiplyByQuantizedMultiplierSmallerThanOneExp on int32 values in int64 ``x``, in place.
+
+    With a non-negative multiplier SaturatingRoundingDoublingHighMul is exactly
+    floor((x * m + 2**30) / 2**31) (its negative nudge and truncation meet the same value, and
+    the saturating case needs m = INT32_MIN), and RoundingDivideByPOT by e >= 1 is
+    floor((x + 2**(e-1) - [x < 0]) / 2**e); tests check both against the gemmlowp forms.
+    """
+    np.multiply(x, multiplier, out=x)
+    x += 1 << 30
+    np.right_shift(x, 31, out=x)
+    if right > 0:
+        np.right_shift(x, 63, out=tmp)  # -1 where negative
+        x += tmp
+        x += 1 << (right - 1)
+        np.right_shift(x, right, out=x)
+
+
+def wrap_int32_inplace(x: np.ndarray) -> None:
+    """Two's-complement wrap of int64 ``x`` into the int32 range, in place."""
+    x += 1 << 31
+    np.bitwise_and(x, 0xFFFFFFFF, out=x)
+    x -= 1 << 31
+
+
+def multiply_by_quantized_multiplier_inplace(x: np.ndarray, multiplier: int, shift: int,
+                                             tmp: np.ndarray) -> None:
+    """MultiplyByQuantizedMultiplier (int32 form, double rounding) on int64 ``x``, in place.
+
+    A positive ``shift`` is a left shift wrapped to int32 as C does; a negative one the rounding
+    right shift. ``multiplier`` must be non-negative (see :func:`srdhm_rdbp_inplace`).
+    """
+    if shift > 0:
+        np.left_shift(x, shift, out=x)
+        wrap_int32_inplace(x)
+    srdhm_rdbp_inplace(x, multiplier, max(-shift, 0), tmp)
+
+
 def _i64(x: np.ndarray | int) -> np.ndarray:
     return np.asarray(x, dtype=np.int64)
 
@@ -179,10 +220,13 @@ __all__ = [
     "get_reciprocal",
     "logistic",
     "mul",
+    "multiply_by_quantized_multiplier_inplace",
     "one_minus_x_over_one_plus_x_for_x_in_0_1",
     "one_over_one_plus_x_for_x_in_0_1",
     "rescale",
     "rounding_half_sum",
     "saturating_rounding_multiply_by_pot",
+    "srdhm_rdbp_inplace",
     "tanh",
+    "wrap_int32_inplace",
 ]
