@@ -73,6 +73,45 @@ def test_conv_2d_matches_tflm(dtype: str, bias_dtype: str) -> None:
                 raise AssertionError(f"{desc}: {exc}") from None
 
 
+def _reported_neighbourhood_case(rng: np.random.Generator) -> tuple[bytes, list, str]:
+    """int8, batch 1, 1xK kernels, stride (1, 2), dilation (1, 2), mostly VALID and RELU6."""
+    q = random_qspec("int8", rng)
+    h, w = int(rng.integers(1, 7)), int(rng.integers(5, 13))
+    cin, cout = int(rng.integers(1, 7)), int(rng.integers(1, 7))
+    kw = int(rng.choice([3, 3, 2, 4]))
+    padding = str(rng.choice(["VALID", "VALID", "SAME"]))
+    act = str(rng.choice(["RELU6", "RELU6", "RELU", "NONE"]))
+    per_channel = bool(rng.integers(0, 2))
+    oh, ow = compute_out_size(padding, h, 1, 1, 1), compute_out_size(padding, w, kw, 2, 2)
+    if not ow:
+        padding, ow = "SAME", compute_out_size("SAME", w, kw, 2, 2)
+        oh = h
+    b = ModelBuilder()
+    x = add_activation(b, "x", (1, h, w, cin), q, output=False, is_input=True)
+    wt, bt = add_filter_and_bias(b, q, (cout, 1, kw, cin), cout, 0, per_channel, True, "int32",
+                                 rng)
+    y = add_activation(b, "y", (1, oh, ow, cout), q, output=True)
+    b.add_operator("CONV_2D", [x, wt, bt], [y], padding=padding, stride_w=2, stride_h=1,
+                   dilation_w_factor=2, dilation_h_factor=1, fused_activation_function=act)
+    b.mark_output(y)
+    desc = f"int8 1x{h}x{w}x{cin}->{cout} k=1x{kw} {padding} {act} per_channel={per_channel}"
+    return b.build(), [random_input((1, h, w, cin), "int8", rng) for _ in range(2)], desc
+
+
+def test_conv_2d_reported_geometry_neighbourhood() -> None:
+    """A first, unseeded sweep once reported 'int8 n=1 4x8x4->5 k=1x3 s=1,2 d=1,2 VALID RELU6:
+    16 of 40 outputs differ'. 18,500 seeded cases of that geometry and its neighbours (and
+    thousands of general ones) matched since; this keeps a seeded slice of that search."""
+    rng = np.random.default_rng(4845)
+    for _ in range(40):
+        model, inputs, desc = _reported_neighbourhood_case(rng)
+        for x in inputs:
+            try:
+                compare(model, [x], "int8")
+            except AssertionError as exc:
+                raise AssertionError(f"{desc}: {exc}") from None
+
+
 def test_conv_2d_float_gemm_path_within_ulps() -> None:
     rng = np.random.default_rng(11)
     model, inputs, _ = _conv_case("float32", rng, big=True, with_bias=True)

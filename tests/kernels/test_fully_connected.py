@@ -74,3 +74,38 @@ def test_fully_connected_rejects_mismatched_bias_scale() -> None:
     b.mark_output(y)
     with pytest.raises(KernelError, match="bias scale"):
         run_kernels(b.build(), [np.zeros((1, 4), np.int8)])
+
+
+def test_fully_connected_per_tensor_multiplier_uses_the_double_product() -> None:
+    """Regression: the wheel's per-tensor multiplier is double(in) * double(w) / double(out),
+    not the float32 product the TFLM source snapshot shows. Biases are chosen (by hand
+    arithmetic, independent of the kernel) so that the two multipliers round differently."""
+    from tinyarena.kernels._quant import multiply_by_quantized_multiplier, quantize_multiplier
+
+    f32 = np.float32
+    in_s, w_s, out_s = f32(0.0137), f32(0.0091), f32(11.3)
+    qa, sa = quantize_multiplier(float(f32(in_s * w_s)) / float(out_s))
+    qb, sb = quantize_multiplier(float(in_s) * float(w_s) / float(out_s))
+    assert (qa, sa) != (qb, sb)
+    limit = int(120 / (float(in_s) * float(w_s) / float(out_s)))
+    acc = np.arange(-limit, limit, dtype=np.int64)
+    split = acc[multiply_by_quantized_multiplier(acc, qa, sa)
+                != multiply_by_quantized_multiplier(acc, qb, sb)][:16]
+    assert split.size >= 4
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 1), "int8", scale=float(in_s), zero_point=0)
+    w = b.add_constant("w", np.ones((split.size, 1), np.int8), scale=float(w_s), zero_point=0)
+    bias = b.add_constant("b", split.astype(np.int32), scale=float(f32(in_s * w_s)),
+                          zero_point=0)
+    y = b.add_tensor("y", (1, split.size), "int8", scale=float(out_s), zero_point=0)
+    b.add_operator("FULLY_CONNECTED", [x, w, bias], [y])
+    b.mark_output(y)
+    compare(b.build(), [np.zeros((1, 1), np.int8)], "int8")
+
+
+def test_fully_connected_int16_sweep_case_484() -> None:
+    """Regression: the sweep case (seed [484, 5, 5]) that exposed the multiplier above."""
+    rng = np.random.default_rng([484, 5, 5])
+    model, inputs, desc = _case("int16", rng, "int32")
+    for x in inputs:
+        compare(model, [x], "int16")

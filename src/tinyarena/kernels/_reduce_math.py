@@ -16,8 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._fixedpoint import (
+    multiply_by_quantized_multiplier_inplace,
+    wrap_int32_inplace,
+)
 from tinyarena.kernels._quant import multiply_by_quantized_multiplier, quantize_multiplier
-from tinyarena.kernels._unary import map_chunks, quant_params
+from tinyarena.kernels._unary import quant_params
 from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
 
 _F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
@@ -27,9 +31,10 @@ _F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
 class ReduceOpData:
     """OpDataReduce: multiplier/shift (quantized) and the zero points.
 
-    ``workspace`` is the handle of a (reduced elements, outputs) buffer made at prepare when
-    the axis tensor is constant (-1 otherwise): eval copies the input into it, reduced axes
-    first, and accumulates in place, so an invoke allocates nothing of the input's size.
+    ``workspace`` is the handle of the flat buffer made at prepare (see ``workspace_layout``;
+    -1 when there is none): eval copies the input into it as (reduced elements, outputs),
+    accumulates in place and rescales in place, so an invoke allocates nothing of the input's
+    size.
     """
 
     op: str  # "MEAN" or "SUM"
@@ -42,14 +47,24 @@ class ReduceOpData:
 
 
 def workspace_layout(data: ReduceOpData, in_shape: tuple[int, ...],
-                     axis_values: np.ndarray) -> tuple[tuple[int, int], np.dtype]:
-    """Shape (reduced elements, outputs) and dtype of the eval workspace for a constant axis."""
+                     axis_values: np.ndarray | None) -> tuple[tuple[int], np.dtype]:
+    """Length and dtype of the flat eval workspace.
+
+    It holds the input as (reduced elements, outputs) plus one spare row of outputs (the
+    quantized rescale's temporary). With a constant axis that is (k + 1) * outputs; with an
+    axis read at eval it is sized for the worst case, input elements + outputs <= 2 * input.
+    """
     rank = len(in_shape)
-    axes = resolve_axes(axis_values, rank, data.op) if rank else ()
-    k = int(np.prod([in_shape[i] for i in axes], dtype=np.int64))
-    n_out = int(np.prod([in_shape[i] for i in range(rank) if i not in axes], dtype=np.int64))
+    total = int(np.prod(in_shape, dtype=np.int64))
+    if axis_values is None:
+        size = 2 * max(total, 1)
+    else:
+        axes = resolve_axes(axis_values, rank, data.op) if rank else ()
+        n_out = int(np.prod([in_shape[i] for i in range(rank) if i not in axes],
+                            dtype=np.int64))
+        size = total + max(n_out, 1)
     dtype = np.dtype(np.float32) if data.type == _F32 else np.dtype(np.int64)
-    return (k, n_out), dtype
+    return (size,), dtype
 
 
 def reduce_op_data(op_name: str, inp: Tensor, out: Tensor, axis: Tensor) -> ReduceOpData:
@@ -78,34 +93,45 @@ def resolve_axes(axis_values: np.ndarray, rank: int, op_name: str) -> tuple[int,
     return tuple(sorted(resolved))
 
 
-def _columns(x: np.ndarray, axes: tuple[int, ...], work: np.ndarray | None) -> np.ndarray:
+def _columns(x: np.ndarray, axes: tuple[int, ...],
+             work: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The input as (reduced elements, outputs): reduced axes first, kept axes last, each
-    group in input order, copied (and widened) into ``work`` when given."""
+    group in input order, copied (and widened) into ``work`` when given; plus a spare row."""
     kept = tuple(i for i in range(x.ndim) if i not in axes)
-    k = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
-    n_out = int(np.prod([x.shape[i] for i in kept], dtype=np.int64))
+    shape = x.shape
+    k = 1
+    for i in axes:
+        k *= shape[i]
+    n_out = 1
+    for i in kept:
+        n_out *= shape[i]
     moved = np.transpose(x, axes + kept)
     if work is None:
-        work = np.empty((k, n_out), np.float32 if x.dtype == np.float32 else np.int64)
-    np.copyto(work.reshape(moved.shape), moved)
-    return work
+        work = np.empty(k * n_out + n_out, np.float32 if x.dtype == np.float32 else np.int64)
+    cols = work[:k * n_out]
+    np.copyto(cols.reshape(moved.shape), moved)
+    return cols.reshape(k, n_out), work[k * n_out:k * n_out + n_out]
 
 
 def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData, out: np.ndarray,
            work: np.ndarray | None = None) -> None:
     """EvalMeanHelper / EvalSumHelper, written into ``out`` (outputs in row-major order).
 
-    ``work`` is the prepare-time workspace (see ``workspace_layout``); without it the same
-    buffer is allocated here.
+    ``work`` is the prepare-time flat workspace (see ``workspace_layout``); without it the same
+    buffer is allocated here. With it, nothing of the input's size is allocated: the sums
+    accumulate in place and the quantized rescale runs in place on the last row.
     """
     axes = resolve_axes(axis_values, x.ndim, data.op) if x.ndim else ()
-    cols = _columns(x, axes, work) if x.ndim else x.reshape(1, 1).astype(
-        np.float32 if data.type == _F32 else np.int64)
+    if x.ndim:
+        cols, spare = _columns(x, axes, work)
+    else:
+        cols = x.reshape(1, 1).astype(np.float32 if data.type == _F32 else np.int64)
+        spare = np.empty(1, cols.dtype)
     count = cols.shape[0]
     if count == 0:
         out[...] = 0
         return
-    np.cumsum(cols, axis=0, out=cols)  # in place, sequential per output, as TFLM adds
+    np.add.accumulate(cols, axis=0, out=cols)  # in place, sequential per output, as TFLM adds
     total = cols[-1]
     if data.type == _F32:
         if data.op == "MEAN":
@@ -113,19 +139,41 @@ def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData, out: np.n
         else:
             out[...] = total.reshape(out.shape)
         return
-    map_chunks(lambda s: _requantize_sums(s, count, data), total, out)
+    _requantize_sums_inplace(total, count, data, spare)
+    np.copyto(out.reshape(-1), total, casting="unsafe")
 
 
-def _requantize_sums(temp_sum: np.ndarray, count: int, data: ReduceOpData) -> np.ndarray:
-    """QuantizedMeanOrSum after the summation: zero-point correction and rescaling."""
-    info = np.iinfo(NUMPY_DTYPES[data.type])
-    shifted_sum = _wrap32(temp_sum - data.input_zero_point * count)
+def _mean_multiplier(count: int, data: ReduceOpData) -> tuple[int, int]:
+    """QuantizedMeanOrSum: the multiplier and shift with 1/count folded in (MEAN only)."""
     multiplier, shift = data.multiplier, data.shift
     if data.op == "MEAN":
         extra = min(count.bit_length() - 1, 32, 31 + shift)
         multiplier = int((multiplier << extra) // count) if extra >= 0 else \
             int((multiplier >> -extra) // count)
         shift -= extra
+    return multiplier, shift
+
+
+def _requantize_sums_inplace(temp_sum: np.ndarray, count: int, data: ReduceOpData,
+                             tmp: np.ndarray) -> None:
+    """QuantizedMeanOrSum after the summation, in place on the int64 sums: zero-point
+    correction (wrapped as int32), rescaling, output offset and clamp to the type's range."""
+    info = np.iinfo(NUMPY_DTYPES[data.type])
+    temp_sum -= data.input_zero_point * count
+    wrap_int32_inplace(temp_sum)
+    multiplier, shift = _mean_multiplier(count, data)
+    multiply_by_quantized_multiplier_inplace(temp_sum, multiplier, shift, tmp)
+    temp_sum += data.output_zero_point
+    np.maximum(temp_sum, int(info.min), out=temp_sum)
+    np.minimum(temp_sum, int(info.max), out=temp_sum)
+
+
+def _requantize_sums(temp_sum: np.ndarray, count: int, data: ReduceOpData) -> np.ndarray:
+    """QuantizedMeanOrSum after the summation, allocating form (kept as the reference the
+    in-place form is tested against)."""
+    info = np.iinfo(NUMPY_DTYPES[data.type])
+    shifted_sum = _wrap32(temp_sum - data.input_zero_point * count)
+    multiplier, shift = _mean_multiplier(count, data)
     scaled = multiply_by_quantized_multiplier(shifted_sum, multiplier, shift)
     return np.clip(scaled + data.output_zero_point, info.min, info.max)
 

@@ -42,10 +42,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> ReduceOpData | None:
     if source.type == TensorType.INT8:
         ctx.allocate_temp_tensor(op.outputs[OUTPUT])
     data = reduce_op_data(op.name, source, out, axis)
-    if axis.data is not None:  # constant axes: the eval buffer can be made once, here
-        shape, dtype = workspace_layout(data, source.shape, axis.data)
-        data = dataclasses.replace(data, workspace=ctx.request_workspace(shape, dtype))
-    return data
+    # The eval buffer is made once: exact for a constant axis, worst case for one read at eval.
+    shape, dtype = workspace_layout(data, source.shape, axis.data)
+    return dataclasses.replace(data, workspace=ctx.request_workspace(shape, dtype))
 
 
 def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:
