@@ -58,7 +58,7 @@ def _case(dtype: str, rng: np.random.Generator) -> tuple[bytes, list, str]:
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
 def test_depthwise_conv_2d_matches_tflm(dtype: str) -> None:
     rng = np.random.default_rng(sum(map(ord, dtype)) + 7)
-    for _ in range(16):
+    for _ in range(40):
         model, inputs, desc = _case(dtype, rng)
         for x in inputs:
             try:

@@ -53,7 +53,7 @@ def _case(dtype: str, rng: np.random.Generator, bias_dtype: str,
                                                ("int16", "int32"), ("float32", "float32")])
 def test_fully_connected_matches_tflm(dtype: str, bias_dtype: str) -> None:
     rng = np.random.default_rng(sum(map(ord, dtype + bias_dtype)) + 3)
-    for _ in range(16):
+    for _ in range(40):
         model, inputs, desc = _case(dtype, rng, bias_dtype)
         for x in inputs:
             try:
@@ -87,8 +87,10 @@ def test_fully_connected_per_tensor_multiplier_uses_the_double_product() -> None
     qa, sa = quantize_multiplier(float(f32(in_s * w_s)) / float(out_s))
     qb, sb = quantize_multiplier(float(in_s) * float(w_s) / float(out_s))
     assert (qa, sa) != (qb, sb)
-    limit = int(120 / (float(in_s) * float(w_s) / float(out_s)))
-    acc = np.arange(-limit, limit, dtype=np.int64)
+    real = float(in_s) * float(w_s) / float(out_s)
+    # accumulators next to every output rounding boundary k + 1/2 in the int8 range
+    near = np.round((np.arange(-120, 120) + 0.5) / real).astype(np.int64)
+    acc = (near[:, None] + np.arange(-3, 4)).reshape(-1)
     split = acc[multiply_by_quantized_multiplier(acc, qa, sa)
                 != multiply_by_quantized_multiplier(acc, qb, sb)][:16]
     assert split.size >= 4
@@ -109,3 +111,22 @@ def test_fully_connected_int16_sweep_case_484() -> None:
     model, inputs, desc = _case("int16", rng, "int32")
     for x in inputs:
         compare(model, [x], "int16")
+
+
+def test_fully_connected_float_gemm_path_within_ulps() -> None:
+    """Above EXACT_FLOAT_WORK (64 x 256 x 256 = 4.2M MACs) the float sum is a float64 GEMM
+    rounded once: on positive data measured 13-14 ulps from TFLM's float32 running sum over
+    K = 256; bound 32."""
+    from tinyarena.kernels._conv_kernels import EXACT_FLOAT_WORK
+
+    assert 64 * 256 * 256 > EXACT_FLOAT_WORK
+    rng = np.random.default_rng(15)
+    b = ModelBuilder()
+    x = b.add_input("x", (64, 256), "float32")
+    w = b.add_constant("w", rng.uniform(0, 1, (256, 256)).astype(np.float32))
+    bias = b.add_constant("b", rng.uniform(0, 1, 256).astype(np.float32))
+    y = b.add_tensor("y", (64, 256), "float32")
+    b.add_operator("FULLY_CONNECTED", [x, w, bias], [y])
+    b.mark_output(y)
+    x_in = rng.uniform(0, 1, (64, 256)).astype(np.float32)
+    assert compare(b.build(), [x_in], "float32", max_ulps=32) > 0  # not TFLM's order

@@ -312,3 +312,27 @@ def test_requantize_int64_inplace_matches_reference_path() -> None:
     q.requantize_int64_inplace(acc.copy(), rq, out)
     expected = np.clip(q.multiply_by_quantized_multiplier_int64(acc, m, s), -32768, 32767)
     assert np.array_equal(out, expected)
+
+
+@pytest.mark.parametrize("shifts", [[-31, -20, -8, -1, 0, -5, -13], [-9], [-1, -2, -30, -31]])
+def test_requantize_inplace_single_shift_form_matches_scalar_c(shifts: list[int]) -> None:
+    """No left shift: the fused one-shift form against the scalar C transcription, including
+    r = 0 channels, r = 31, int32 extremes and values on rounding boundaries."""
+    rng = np.random.default_rng(9 + len(shifts))
+    c = len(shifts)
+    s = np.array(shifts)
+    m = rng.integers(2**30, 2**31 - 1, c)
+    m[0] = 2**31 - 1
+    ties = (rng.integers(-(2**20), 2**20, (200, 1)) * 2 + 1) << np.maximum(-s - 1, 0)
+    acc = np.concatenate([rng.integers(-(2**31), 2**31 - 1, (300, c)),
+                          rng.integers(-70000, 70000, (300, c)), np.clip(ties, I32_MIN, I32_MAX),
+                          np.full((1, c), I32_MIN), np.full((1, c), I32_MAX), np.zeros((1, c)),
+                          np.full((1, c), -1)])
+    rq = q.ChannelRequant.make(m, s, 5, -32768, 32767)
+    assert rq.fused
+    out = np.empty(acc.shape, np.int16)
+    work = acc.astype(np.int64)
+    q.requantize_inplace(work, rq, out, np.empty_like(work))
+    expected = np.array([[min(32767, max(-32768, _mbqm(int(v), int(m[j]), int(s[j])) + 5))
+                          for j, v in enumerate(row)] for row in acc])
+    assert np.array_equal(out, expected)

@@ -27,6 +27,10 @@ from tinyarena.errors import KernelError
 # Largest im2col tile, in float64 elements (8 MiB): bounded memory whatever the layer size.
 IM2COL_TILE_ELEMENTS = 1 << 20
 
+# Largest GEMM handed to numpy in one call, in multiply-adds: below OpenBLAS's threading
+# threshold of 65536 * 4, see gemm().
+GEMM_MACS_PER_CALL = 1 << 17
+
 
 @dataclass(frozen=True)
 class Padding:
@@ -155,8 +159,9 @@ class ConvGeometry:
         )
 
     def tile_rows(self, k: int) -> int:
-        """Output rows per im2col tile so that a tile holds at most IM2COL_TILE_ELEMENTS."""
-        per_row = max(1, self.batches * self.out_w * k)
+        """Output rows per im2col tile (one image) so that a tile holds at most
+        IM2COL_TILE_ELEMENTS."""
+        per_row = max(1, self.out_w * k)
         return max(1, min(self.out_h, IM2COL_TILE_ELEMENTS // per_row))
 
 
@@ -200,39 +205,63 @@ def fill_padded_repeat(padded: np.ndarray, geom: ConvGeometry, x: np.ndarray, of
     np.add(x[..., None], offset, out=view, dtype=padded.dtype, casting="unsafe")
 
 
+def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """out = a @ b, in row chunks of at most GEMM_MACS_PER_CALL multiply-adds.
+
+    OpenBLAS hands a GEMM to its thread pool once m*n*k passes 65536 * 4
+    (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c). On a loaded
+    two-core machine that hand-off was measured to cost milliseconds per call (a 4.8 ms
+    person_detect invoke became 40-110 ms), while TFLM itself is single-threaded. Chunks
+    below the threshold keep every call on the calling thread.
+    """
+    rows, k = a.shape
+    n = b.shape[1]
+    if rows * k * n <= GEMM_MACS_PER_CALL:
+        np.matmul(a, b, out=out)
+        return
+    step = GEMM_MACS_PER_CALL // max(1, k * n)
+    if step >= 1:
+        for i in range(0, rows, step):
+            np.matmul(a[i:i + step], b, out=out[i:i + step])
+        return
+    # one row is already too big (a large FULLY_CONNECTED): split the columns as well
+    col_step = max(1, GEMM_MACS_PER_CALL // max(1, k))
+    for i in range(rows):
+        for j in range(0, n, col_step):
+            np.matmul(a[i:i + 1], b[:, j:j + col_step], out=out[i:i + 1, j:j + col_step])
+
+
 def im2col_gemm(padded: np.ndarray, geom: ConvGeometry, wmat: np.ndarray,
                 cols: np.ndarray | None, acc: np.ndarray) -> None:
     """acc[(n, y, x), :] = patch(n, y, x) @ wmat for every output pixel, in row tiles.
 
     ``wmat`` is (fh*fw*C, out_c) with rows ordered (ky, kx, c) like the filter's trailing dims;
     ``acc`` is (N*out_h*out_w, out_c); ``cols`` an im2col workspace of at least
-    tile_rows * N * out_w * K elements (unused for a pointwise conv).
+    tile_rows * out_w * K elements (unused for a pointwise conv).
     """
     if geom.is_pointwise:
-        np.matmul(padded.reshape(-1, padded.shape[3]), wmat, out=acc)
+        gemm(padded.reshape(-1, padded.shape[3]), wmat, acc)
         return
     k = wmat.shape[0]
     assert cols is not None
     rows = geom.tile_rows(k)
     acc4 = acc.reshape(geom.batches, geom.out_h, geom.out_w, acc.shape[1])
-    for y0 in range(0, geom.out_h, rows):
-        y1 = min(geom.out_h, y0 + rows)
-        count = geom.batches * (y1 - y0) * geom.out_w
-        tile = cols[:count * k].reshape(geom.batches, y1 - y0, geom.out_w, geom.filter_h,
-                                        geom.filter_w, padded.shape[3])
-        np.copyto(tile, geom.patches(padded, y0, y1))
-        if geom.batches == 1:
-            np.matmul(tile.reshape(count, k), wmat, out=acc4[0, y0:y1].reshape(count, -1))
-        else:
-            acc4[:, y0:y1] = (tile.reshape(count, k) @ wmat).reshape(
-                geom.batches, y1 - y0, geom.out_w, -1)
+    for n in range(geom.batches):
+        image = padded[n:n + 1]
+        for y0 in range(0, geom.out_h, rows):
+            y1 = min(geom.out_h, y0 + rows)
+            count = (y1 - y0) * geom.out_w
+            tile = cols[:count * k].reshape(1, y1 - y0, geom.out_w, geom.filter_h,
+                                            geom.filter_w, padded.shape[3])
+            np.copyto(tile, geom.patches(image, y0, y1))
+            gemm(tile.reshape(count, k), wmat, acc4[n, y0:y1].reshape(count, -1))
 
 
 def im2col_workspace_elements(geom: ConvGeometry, k: int) -> int:
     """Elements the im2col workspace needs (0 for a pointwise conv)."""
     if geom.is_pointwise:
         return 0
-    return geom.tile_rows(k) * geom.batches * geom.out_w * k
+    return geom.tile_rows(k) * geom.out_w * k
 
 
 def depthwise_taps(padded: np.ndarray, geom: ConvGeometry, weights: np.ndarray,
@@ -255,6 +284,84 @@ def depthwise_taps(padded: np.ndarray, geom: ConvGeometry, weights: np.ndarray,
                 np.add(acc, tmp, out=acc)
 
 
+# ----------------------------------------------------------------------------------------------
+# Column-phase layout for the depthwise tap loop
+# ----------------------------------------------------------------------------------------------
+#
+# A tap of a depthwise conv reads columns x0, x0 + stride_w, x0 + 2 * stride_w, ... of the
+# bordered input. In plain NHWC those are not adjacent, so every numpy pass over a tap walks an
+# inner loop only C long (C is 1, 8 or 16 in the first layers of small models: slow). Storing
+# the bordered input split by column phase, buffer[n, y, x % stride_w, x // stride_w, c], puts
+# the columns one tap reads next to each other: each tap is then a (N, out_h, out_w * C) view
+# whose inner loop is out_w * C long, and its weights are tiled out_w times to match.
+
+
+def phased_shape(geom: ConvGeometry, channels: int) -> tuple[int, int, int, int, int]:
+    """Shape of the column-phase buffer: (N, padded_h, stride_w, ceil(padded_w / sw), C)."""
+    sw = geom.stride_w
+    return (geom.batches, geom.padded_h, sw, -(-geom.padded_w // sw), channels)
+
+
+def fill_phased(buf: np.ndarray, geom: ConvGeometry, x: np.ndarray, offset: int,
+                repeat: int = 1) -> None:
+    """Write ``x + offset`` into the interior of a column-phase buffer, every input channel
+    repeated ``repeat`` times (depth multiplier: buffer channel ``c * repeat + m`` holds input
+    channel ``c``). The border is never written and keeps its zeros."""
+    sw = geom.stride_w
+    n, h, w, c = x.shape
+    rows = slice(geom.pad_h, geom.pad_h + h)
+    for phase in range(sw):
+        j0 = max(0, -(-(geom.pad_w - phase) // sw))  # first buffer column of this phase inside
+        first = phase + sw * j0 - geom.pad_w  # the input column it holds
+        if first >= w:
+            continue
+        count = (w - 1 - first) // sw + 1
+        dst = buf[:, rows, phase, j0:j0 + count, :]
+        src = x[:, :, first::sw, :]
+        if repeat == 1:
+            np.add(src, offset, out=dst, dtype=buf.dtype, casting="unsafe")
+        else:
+            np.add(src[..., None], offset, out=dst.reshape(n, h, count, c, repeat),
+                   dtype=buf.dtype, casting="unsafe")
+
+
+def phased_tap(buf: np.ndarray, geom: ConvGeometry, ky: int, kx: int) -> np.ndarray:
+    """(N, out_h, out_w * C) view of what filter tap (ky, kx) reads for every output."""
+    x0 = kx * geom.dilation_w
+    phase, j = x0 % geom.stride_w, x0 // geom.stride_w
+    y0 = ky * geom.dilation_h
+    view = buf[:, y0:y0 + (geom.out_h - 1) * geom.stride_h + 1:geom.stride_h, phase,
+               j:j + geom.out_w, :]
+    return view.reshape(geom.batches, geom.out_h, geom.out_w * buf.shape[4])
+
+
+def tile_taps(weights: np.ndarray, out_w: int) -> np.ndarray:
+    """(fh, fw, C) depthwise weights -> (fh * fw, out_w * C), each tap's row tiled out_w times
+    to line up with :func:`phased_tap` views."""
+    fh, fw, c = weights.shape
+    return np.ascontiguousarray(np.tile(weights.reshape(fh * fw, 1, c), (1, out_w, 1))
+                                .reshape(fh * fw, out_w * c))
+
+
+def depthwise_taps_phased(buf: np.ndarray, geom: ConvGeometry, tiled: np.ndarray,
+                          acc: np.ndarray, tmp: np.ndarray) -> None:
+    """acc = sum over taps in TFLM's (ky, kx) order of tap_view * tiled weights.
+
+    ``acc`` and ``tmp`` are (N, out_h, out_w * C) in the accumulator dtype. The order of the
+    float32 additions is the reference kernel's, so float results are identical to TFLM's.
+    """
+    t = 0
+    for ky in range(geom.filter_h):
+        for kx in range(geom.filter_w):
+            view = phased_tap(buf, geom, ky, kx)
+            if t == 0:
+                np.multiply(view, tiled[0], out=acc)
+            else:
+                np.multiply(view, tiled[t], out=tmp)
+                np.add(acc, tmp, out=acc)
+            t += 1
+
+
 __all__ = [
     "ConvGeometry",
     "IM2COL_TILE_ELEMENTS",
@@ -266,7 +373,14 @@ __all__ = [
     "effective_filter_size",
     "fill_padded",
     "fill_padded_repeat",
+    "gemm",
+    "GEMM_MACS_PER_CALL",
     "im2col_gemm",
     "im2col_workspace_elements",
+    "depthwise_taps_phased",
+    "fill_phased",
     "padding_with_offset",
+    "phased_shape",
+    "phased_tap",
+    "tile_taps",
 ]

@@ -25,11 +25,14 @@ from tinyarena.kernels._conv_common import (
     Padding,
     compute_padding_height_width,
     conv_geometry,
-    depthwise_taps,
+    depthwise_taps_phased,
     fill_padded,
-    fill_padded_repeat,
+    fill_phased,
+    gemm,
     im2col_gemm,
     im2col_workspace_elements,
+    phased_shape,
+    tile_taps,
 )
 from tinyarena.kernels._quant import (
     ChannelRequant,
@@ -265,10 +268,14 @@ def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
     acc = ws(data.ws_acc)
     _conv_gemm(data, padded, filt, acc, ws)
     acci = ws(data.ws_acci)
-    np.copyto(acci, acc, casting="unsafe")
     bias = data.bias if data.bias is not None else bias_arr
     assert data.rq is not None
-    if bias is not None:
+    if bias is None:
+        np.copyto(acci, acc, casting="unsafe")
+    elif data.kind == KIND_INT8:  # add and widen in one pass (float64 exact: |sum| < 2**53)
+        np.add(acc, bias, out=acci, casting="unsafe")
+    else:
+        np.copyto(acci, acc, casting="unsafe")
         acci += np.asarray(bias, dtype=np.int64)
     if data.kind == KIND_INT16_ACC64:
         requantize_int64_inplace(acci, data.rq, out)
@@ -323,7 +330,7 @@ class DepthwiseData:
     float_max: float
     input_offset: int
     rq: ChannelRequant | None
-    weights: np.ndarray | None  # (fh, fw, C) in the accumulator dtype
+    weights: np.ndarray | None  # (fh * fw, out_w * C) tiled, in the accumulator dtype
     bias: np.ndarray | None
     acc_dtype: Any
     ws_padded: int
@@ -369,13 +376,13 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
             input_offset = -tensor_scale_zp(input_t)[1]
     acc_dtype = {KIND_FLOAT: np.float32, KIND_INT8: np.int32}.get(kind, np.int64)
     filt = _const(filter_t)
-    weights = None if filt is None else np.ascontiguousarray(np.asarray(filt, acc_dtype)[0])
+    weights = None if filt is None else tile_taps(np.asarray(filt, acc_dtype)[0], geom.out_w)
     bias_data = _const(bias_t)
     bias = None
     if bias_data is not None:
         bias = np.asarray(bias_data, dtype=np.float32 if kind == KIND_FLOAT else np.int64)
     out_shape = (geom.batches, geom.out_h, geom.out_w, out_c)
-    ws_padded = ctx.request_workspace(geom.padded_shape(out_c), acc_dtype)
+    ws_padded = ctx.request_workspace(phased_shape(geom, out_c), acc_dtype)
     ws_acc = ctx.request_workspace(out_shape, acc_dtype)
     ws_tmp = ctx.request_workspace(out_shape, acc_dtype)
     ws_acci = ws_tmpi = -1
@@ -390,27 +397,27 @@ def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
                           bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
     geom = data.geom
     padded = ws(data.ws_padded)
-    if data.depth_multiplier == 1:
-        fill_padded(padded, geom, x, data.input_offset)
-    else:
-        fill_padded_repeat(padded, geom, x, data.input_offset, data.depth_multiplier)
+    fill_phased(padded, geom, x, data.input_offset, data.depth_multiplier)
     weights = data.weights
     if weights is None:
-        weights = np.ascontiguousarray(np.asarray(filt, data.acc_dtype)[0])
+        weights = tile_taps(np.asarray(filt, data.acc_dtype)[0], geom.out_w)
     bias = data.bias if data.bias is not None else bias_arr
+    rows = (geom.batches, geom.out_h, -1)
+    tmp = ws(data.ws_tmp).reshape(rows)
     if data.kind == KIND_FLOAT:
-        depthwise_taps(padded, geom, weights, out, ws(data.ws_tmp))
+        depthwise_taps_phased(padded, geom, weights, out.reshape(rows), tmp)
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
         np.clip(out, np.float32(data.float_min), np.float32(data.float_max), out=out)
         return
     assert data.rq is not None
     acc = ws(data.ws_acc)
-    depthwise_taps(padded, geom, weights, acc, ws(data.ws_tmp))
+    depthwise_taps_phased(padded, geom, weights, acc.reshape(rows), tmp)
     acci = ws(data.ws_acci)
-    np.copyto(acci, acc)
-    if bias is not None:
-        acci += np.asarray(bias, dtype=np.int64)
+    if bias is not None:  # int32 sum + bias, widened in the same pass
+        np.add(acc, np.asarray(bias, dtype=np.int64), out=acci)
+    else:
+        np.copyto(acci, acc)
     if data.kind == KIND_INT16_ACC64:
         requantize_int64_inplace(acci, data.rq, out)
     else:
@@ -524,15 +531,15 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
         input_offset = -tensor_scale_zp(input_t)[1]  # added for int8 and int16 alike
         if not per_channel:  # the per-channel kernel ignores the filter zero point
             filter_offset = -tensor_scale_zp(filter_t)[1]
+    exact_float = kind == KIND_FLOAT and batches * accum_depth * output_depth <= EXACT_FLOAT_WORK
     filt = _const(filter_t)
     wmat = None if filt is None else _fc_wmat(filt, output_depth, accum_depth, filter_offset,
-                                              kind)
+                                              exact_float)
     bias_data = _const(bias_t)
     bias = None
     if bias_data is not None:
         bias = np.asarray(bias_data, dtype=np.float32 if kind == KIND_FLOAT else np.int64)
         bias = bias.reshape(-1)[:output_depth]
-    exact_float = kind == KIND_FLOAT and batches * accum_depth * output_depth <= EXACT_FLOAT_WORK
     ws_x = ctx.request_workspace((batches, accum_depth), np.float64)
     ws_acc = ctx.request_workspace((batches, output_depth),
                                    np.float32 if exact_float else np.float64)
@@ -546,9 +553,11 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
 
 
 def _fc_wmat(filt: np.ndarray, output_depth: int, accum_depth: int, filter_offset: int,
-             kind: str) -> np.ndarray:
+             exact_float: bool) -> np.ndarray:
+    """(accum_depth, output_depth) weights: float32 for the TFLM-ordered float sum, else
+    float64 for the GEMM (integer kinds include the filter offset)."""
     w = np.asarray(filt).reshape(-1, accum_depth)[:output_depth]
-    if kind == KIND_FLOAT:
+    if exact_float:
         return np.ascontiguousarray(w.astype(np.float32).T)
     return np.ascontiguousarray((w.astype(np.float64) + filter_offset).T)
 
@@ -557,7 +566,8 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
                                 bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
     wmat = data.wmat
     if wmat is None:
-        wmat = _fc_wmat(filt, data.output_depth, data.accum_depth, data.filter_offset, data.kind)
+        wmat = _fc_wmat(filt, data.output_depth, data.accum_depth, data.filter_offset,
+                        data.exact_float)
     x2 = x.reshape(-1)[:data.batches * data.accum_depth].reshape(data.batches, data.accum_depth)
     out2 = out.reshape(data.batches, data.output_depth)
     bias = data.bias if data.bias is not None else (
@@ -571,7 +581,8 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
         else:
             xs = ws(data.ws_x)
             np.copyto(xs, x2)
-            acc = xs @ wmat.astype(np.float64)
+            acc = ws(data.ws_acc)
+            gemm(xs, wmat, acc)
         np.copyto(out2, acc, casting="unsafe")
         if bias is not None:
             np.add(out2, np.asarray(bias, np.float32), out=out2)
@@ -580,7 +591,7 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
     xs = ws(data.ws_x)
     np.add(x2, data.input_offset, out=xs, dtype=np.float64)
     acc = ws(data.ws_acc)
-    np.matmul(xs, wmat, out=acc)
+    gemm(xs, wmat, acc)
     acci = ws(data.ws_acci)
     np.copyto(acci, acc, casting="unsafe")
     if bias is not None:

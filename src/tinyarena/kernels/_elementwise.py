@@ -349,8 +349,8 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
     if dtype == np.float32 or dtype == np.int32:
         # One collapsed axis: each input is whole or a single value, and numpy runs the ufunc
         # over the views without buffering; otherwise blocks go through a workspace.
-        ws = -1 if len(plan.shape_out) == 1 else ctx.request_workspace(  # type: ignore[attr-defined]
-            (2, plan.chunk), dtype)
+        request = ctx.request_workspace  # type: ignore[attr-defined]
+        ws = -1 if len(plan.shape_out) == 1 else request((2, plan.chunk), dtype)
         if dtype == np.float32:
             assert float_range is not None
             lo, hi = np.float32(float_range[0]), np.float32(float_range[1])
@@ -362,8 +362,8 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
     if dtype == np.int8:
         table = (mul_table(params) if isinstance(params, MulParams)
                  else add_sub_table(params, subtract=subtract))  # type: ignore[arg-type]
-        return BinaryRun("table", ufunc, plan, table=table, params=params,
-                         workspace=ctx.request_workspace((2, plan.chunk), np.intp))  # type: ignore[attr-defined]
+        handle = ctx.request_workspace((2, plan.chunk), np.intp)  # type: ignore[attr-defined]
+        return BinaryRun("table", ufunc, plan, table=table, params=params, workspace=handle)
     if dtype != np.int16:
         raise KernelError(f"{op_name}: no quantized path for {dtype.name}")
     if isinstance(params, MulParams):
@@ -376,8 +376,8 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
         assert isinstance(params, AddSubParams)
         wrap = True  # the scaled inputs may sum past int32 at the extremes of int16
         kind = "addsub16"
-    return BinaryRun(kind, ufunc, plan, params=params, wrap=wrap,
-                     workspace=ctx.request_workspace((3, plan.chunk), np.int64))  # type: ignore[attr-defined]
+    handle = ctx.request_workspace((3, plan.chunk), np.int64)  # type: ignore[attr-defined]
+    return BinaryRun(kind, ufunc, plan, params=params, wrap=wrap, workspace=handle)
 
 
 def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,

@@ -12,6 +12,7 @@ tensors' size is allocated at invoke; averages accumulate in a workspace made at
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from tinyarena.kernels._quant import (
     calculate_activation_range_float,
     calculate_activation_range_quantized,
 )
-from tinyarena.kernels._unary import CHUNK, quant_params
+from tinyarena.kernels._unary import quant_params
 from tinyarena.model.options import Pool2DOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
@@ -45,7 +46,9 @@ class PoolOpData:
     out_shape: tuple[int, int, int, int]
     taps: tuple[tuple[int, int, int, int, int, int], ...]  # oy0, oy1, ox0, ox1, iy0, ix0
     counts: np.ndarray  # (OH, OW) int64
-    workspace: int = -1  # average pooling accumulator, (N, OH, OW, C)
+    padding: tuple[int, int] = (0, 0)  # TFLM's padding values (height, width)
+    filter_hw: tuple[int, int] = (1, 1)
+    plan: PoolPlan | None = None  # the invoke-time layout, made at prepare
 
 
 def _tap_range(out_size: int, stride: int, pad: int, tap: int, in_size: int) -> tuple[int, int]:
@@ -98,74 +101,176 @@ def pool_op_data(op_name: str, op: Operator, inp: Tensor, out: Tensor) -> PoolOp
                 counts[oy0:oy1, ox0:ox1] += 1
     counts.setflags(write=False)
     return PoolOpData(inp.type, options.stride_h, options.stride_w, lo, hi, (n, out_h, out_w, c),
-                      tuple(taps), counts)
+                      tuple(taps), counts, (padding.height, padding.width),
+                      (options.filter_height, options.filter_width))
 
 
-def average_workspace(data: PoolOpData) -> tuple[tuple[int, ...], np.dtype]:
-    """Shape and dtype of the average-pooling accumulator (float32 or int32 sums)."""
-    return data.out_shape, np.dtype(np.float32 if data.type == _F32 else np.int32)
+@dataclass(frozen=True)
+class PoolPlan:
+    """How an invoke runs, fixed at prepare, so that it allocates nothing.
+
+    The input is seen zero- (average) or lowest-padded (max) in a workspace ``padded``
+    (N, Hp, Wp, C) that covers every window, so each filter tap is one whole strided view of
+    it; padding adds exactly 0 (a float sum starting at +0.0 never becomes -0.0) or loses every
+    max. numpy buffers strided operands of a ufunc, so views are first copied (``np.copyto``
+    does not buffer) into contiguous workspaces and only contiguous arrays meet in ufuncs.
+
+    ``by_taps``: loop over the fh*fw taps, adding (maxing) each tap's view into ``acc``; else
+    loop over the OH*OW output positions, copying each window into ``rows`` (K + 1, N*C) after
+    a first row of 0 (lowest) and accumulating down the rows in TFLM's (fy, fx) order.
+    """
+
+    average: bool
+    dtype: np.dtype  # accumulator type: float32, int32 (average) or the input type (max)
+    padded: int  # workspace handles; -1 when unused
+    acc: int
+    tmp: int
+    rows: int
+    interior: tuple[slice, slice]  # where the input goes inside ``padded``
+    input_rows: tuple[slice, slice]  # the part of the input that any window reads
+    pad_value: object  # 0 or the lowest value, as a scalar of ``dtype``
+    taps: tuple[tuple[slice, slice], ...]  # strided tap views of ``padded``
+    windows: tuple[tuple[int, int, slice, slice], ...]  # oy, ox, window slices of ``padded``
+    by_taps: bool
+    divisor: np.ndarray | None  # (N, OH, OW, C) window counts (average)
+    half: np.ndarray | None  # divisor // 2 (integer average)
+    lo: object
+    hi: object
 
 
-def _tap_views(x: np.ndarray, acc: np.ndarray, p: PoolOpData):  # type: ignore[no-untyped-def]
-    """Per tap: (accumulator rectangle, matching strided input view); both are views."""
-    for oy0, oy1, ox0, ox1, iy0, ix0 in p.taps:
-        src = x[:, iy0:iy0 + (oy1 - oy0 - 1) * p.stride_h + 1:p.stride_h,
-                ix0:ix0 + (ox1 - ox0 - 1) * p.stride_w + 1:p.stride_w]
-        yield acc[:, oy0:oy1, ox0:ox1], src
-
-
-def _row_blocks(p: PoolOpData):  # type: ignore[no-untyped-def]
+def pool_plan(ctx: object, p: PoolOpData, in_shape: tuple[int, ...], *, average: bool,
+              in_dtype: np.dtype) -> PoolPlan:
+    """Prepare-time layout of :class:`PoolPlan` and its workspace requests."""
     n, out_h, out_w, c = p.out_shape
-    step = max(1, CHUNK // max(1, n * out_w * c))
-    for start in range(0, out_h, step):
-        yield slice(start, min(out_h, start + step))
+    in_h, in_w = in_shape[1], in_shape[2]
+    fh, fw = p.filter_hw
+    pad_h, pad_w = p.padding
+    hp = (out_h - 1) * p.stride_h + fh
+    wp = (out_w - 1) * p.stride_w + fw
+    if average:
+        dtype = np.dtype(np.float32) if p.type == _F32 else np.dtype(np.int32)
+        pad_value = 0.0
+    else:
+        dtype = np.dtype(in_dtype)
+        pad_value = float(np.finfo(np.float32).min) if p.type == _F32 else \
+            float(np.iinfo(dtype).min)
+    request = ctx.request_workspace  # type: ignore[attr-defined]
+    needs_pad = pad_h > 0 or pad_w > 0 or hp > in_h or wp > in_w
+    padded = request((n, hp, wp, c), dtype) if needs_pad else -1
+    interior = (slice(pad_h, min(hp, pad_h + in_h)), slice(pad_w, min(wp, pad_w + in_w)))
+    input_rows = (slice(0, interior[0].stop - pad_h), slice(0, interior[1].stop - pad_w))
+    by_taps = fh * fw <= out_h * out_w
+    taps = tuple((slice(fy, fy + (out_h - 1) * p.stride_h + 1, p.stride_h),
+                  slice(fx, fx + (out_w - 1) * p.stride_w + 1, p.stride_w))
+                 for fy in range(fh) for fx in range(fw))
+    windows = tuple((oy, ox, slice(oy * p.stride_h, oy * p.stride_h + fh),
+                     slice(ox * p.stride_w, ox * p.stride_w + fw))
+                    for oy in range(out_h) for ox in range(out_w))
+    acc = request(p.out_shape, dtype) if average or not by_taps else -1
+    tmp = request(p.out_shape, dtype) if average or by_taps else -1
+    rows = -1 if by_taps else request((fh * fw + 1, n * c), dtype)
+    divisor = half = None
+    if average:
+        counts = np.maximum(p.counts, 1)  # a window always holds a tap when filter <= input
+        # full output shape: a divisor broadcast over the batch would make numpy buffer
+        divisor = np.ascontiguousarray(np.broadcast_to(
+            counts[None, :, :, None], (n, out_h, out_w, c))).astype(dtype)
+        half = None if p.type == _F32 else divisor // 2
+    if p.type == _F32:
+        lo, hi = np.float32(p.act_min), np.float32(p.act_max)
+    else:
+        lo, hi = dtype.type(int(p.act_min)), dtype.type(int(p.act_max))
+    return PoolPlan(average, dtype, padded, acc, tmp, rows, interior, input_rows,
+                    dtype.type(pad_value),
+                    taps, windows, by_taps, divisor, half, lo, hi)
 
 
-def _clamp_into(out: np.ndarray, values: np.ndarray, lo: float, hi: float) -> None:
-    """ActivationFunctionWithMinMax: min(max(v, lo), hi) with std::min/max semantics."""
-    out[...] = values
-    np.copyto(out, np.asarray(lo, dtype=out.dtype), where=out < lo)
-    np.copyto(out, np.asarray(hi, dtype=out.dtype), where=hi < out)
+def _source(x: np.ndarray, plan: PoolPlan, ws: Callable[[int], np.ndarray]) -> np.ndarray:
+    """The padded input: ``x`` itself when no window leaves it, else the filled workspace."""
+    if plan.padded < 0:
+        return x
+    padded = ws(plan.padded)
+    padded.fill(plan.pad_value)
+    iy, ix = plan.interior
+    ry, rx = plan.input_rows
+    np.copyto(padded[:, iy, ix], x[:, ry, rx], casting="unsafe")
+    return padded
+
+
+def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | None,
+            rows: np.ndarray | None, combine: np.ufunc) -> None:
+    """acc = the combination (add or fmax/maximum) of every window, in TFLM's tap order."""
+    if plan.by_taps:
+        assert tmp is not None
+        first = True
+        for ty, tx in plan.taps:
+            if first:
+                np.copyto(acc, src[:, ty, tx], casting="unsafe")
+                first = False
+                # TFLM starts from 0 (a float -0.0 becomes +0.0) or the lowest value (a NaN
+                # is skipped): combine the first tap with that start value.
+                combine(acc, plan.pad_value, out=acc)
+                continue
+            np.copyto(tmp, src[:, ty, tx], casting="unsafe")
+            combine(acc, tmp, out=acc)
+        return
+    assert rows is not None
+    n, c = acc.shape[0], acc.shape[3]
+    rows[0] = plan.pad_value
+    body = rows[1:]
+    for oy, ox, wy, wx in plan.windows:
+        window = src[:, wy, wx]  # (N, fh, fw, C)
+        np.copyto(body.reshape(window.shape[1], window.shape[2], n, c),
+                  window.transpose(1, 2, 0, 3), casting="unsafe")
+        combine.accumulate(rows, axis=0, out=rows)
+        np.copyto(acc[:, oy, ox], rows[-1].reshape(n, c))
+        rows[0] = plan.pad_value
 
 
 def average_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
-                 acc: np.ndarray | None = None) -> None:
-    """reference_ops::AveragePool (float) / reference_integer_ops::AveragePool (int8, int16)."""
-    shape, dtype = average_workspace(p)
-    if acc is None:
-        acc = np.empty(shape, dtype)
-    acc[...] = 0
-    for dst, src in _tap_views(x, acc, p):
-        np.add(dst, src, out=dst)  # taps in TFLM's order: float sums round identically
-    for rows in _row_blocks(p):
-        total = acc[:, rows]
-        n = p.counts[rows][None, :, :, None]
-        if p.type == _F32:
-            avg = total / n.astype(np.float32)
-        else:
-            t = total.astype(np.int64)
-            half = n // 2
-            avg = np.where(t > 0, (t + half) // n, -((half - t) // n))  # C division
-        _clamp_into(out[:, rows], avg, p.act_min, p.act_max)
+                 ws: Callable[[int], np.ndarray]) -> None:
+    """reference_ops::AveragePool (float) / reference_integer_ops::AveragePool (int8, int16).
+
+    float32 sums every window in TFLM's order and divides by the float count; integers sum in
+    int32 and divide rounding half away from zero: sign(t) * ((|t| + count/2) / count).
+    """
+    plan = p.plan
+    assert plan is not None and plan.divisor is not None
+    acc = ws(plan.acc)
+    tmp = ws(plan.tmp)
+    rows = ws(plan.rows) if plan.rows >= 0 else None
+    _gather(_source(x, plan, ws), plan, acc, tmp, rows, np.add)
+    if p.type == _F32:
+        np.divide(acc, plan.divisor, out=acc)
+    else:
+        assert plan.half is not None
+        np.sign(acc, out=tmp)
+        np.abs(acc, out=acc)
+        acc += plan.half
+        np.floor_divide(acc, plan.divisor, out=acc)
+        acc *= tmp
+    np.maximum(acc, plan.lo, out=acc)
+    np.minimum(acc, plan.hi, out=acc)
+    np.copyto(out, acc, casting="unsafe")
 
 
-def max_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray) -> None:
+def max_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
+             ws: Callable[[int], np.ndarray]) -> None:
     """reference_ops::MaxPool / reference_integer_ops::MaxPool, then the activation clamp.
 
-    Accumulates in the output itself; float uses fmax, which like TFLM's std::max loop skips
-    NaN inputs.
+    Starts from the type's lowest value; float uses fmax, which like TFLM's std::max loop
+    skips NaN inputs.
     """
-    if p.type == _F32:
-        out[...] = np.finfo(np.float32).min
-        for dst, src in _tap_views(x, out, p):
-            np.fmax(dst, src, out=dst)
+    plan = p.plan
+    assert plan is not None
+    combine = np.fmax if p.type == _F32 else np.maximum
+    if plan.by_taps:
+        _gather(_source(x, plan, ws), plan, out, ws(plan.tmp), None, combine)
     else:
-        out[...] = np.iinfo(out.dtype).min
-        for dst, src in _tap_views(x, out, p):
-            np.maximum(dst, src, out=dst)
-    for rows in _row_blocks(p):
-        block = out[:, rows]
-        _clamp_into(block, block, p.act_min, p.act_max)
+        _gather(_source(x, plan, ws), plan, ws(plan.acc), None, ws(plan.rows), combine)
+        np.copyto(out, ws(plan.acc))
+    np.maximum(out, plan.lo, out=out)
+    np.minimum(out, plan.hi, out=out)
 
 
-__all__ = ["PoolOpData", "average_pool", "average_workspace", "max_pool", "pool_op_data"]
+__all__ = ["PoolOpData", "PoolPlan", "average_pool", "max_pool", "pool_op_data", "pool_plan"]

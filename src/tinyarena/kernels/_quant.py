@@ -364,7 +364,8 @@ class ChannelRequant:
 
     Arrays are int64 of shape ``(C,)`` (or ``(1,)``) so they broadcast along the last axis of an
     accumulator. ``left``/``right`` split the TFLM shift; ``half`` and ``rounds`` are the
-    rounding terms of RoundingDivideByPOT per channel.
+    rounding terms of RoundingDivideByPOT per channel. ``fused_*`` are the constants of the
+    single-shift form used by :func:`requantize_inplace` (valid when ``fused``).
     """
 
     multiplier: np.ndarray
@@ -377,6 +378,12 @@ class ChannelRequant:
     output_offset: int
     act_min: int
     act_max: int
+    fused: bool = False
+    fused_add: np.ndarray | None = None
+    fused_threshold: np.ndarray | None = None
+    fused_fix: np.ndarray | None = None
+    fused_all_fix: bool = False
+    fused_shift: np.ndarray | None = None
 
     @staticmethod
     def make(multiplier: IntOrArray, shift: IntOrArray, output_offset: int, act_min: int,
@@ -392,9 +399,14 @@ class ChannelRequant:
             raise KernelError("requantisation right shift out of range")
         half = np.where(right > 0, np.int64(1) << np.maximum(right - 1, 0), 0).astype(np.int64)
         rounds = (right > 0).astype(np.int64)
-        return ChannelRequant(np.ascontiguousarray(m), left, right, half, rounds,
-                              bool(np.any(left)), bool(np.any(right)), int(output_offset),
-                              int(act_min), int(act_max))
+        # Single-shift form (see requantize_inplace); its sums stay below 2**63 while the
+        # right shift is at most 31, which QuantizeMultiplier guarantees.
+        fused = not bool(np.any(left)) and not bool(np.any(right > 31))
+        return ChannelRequant(
+            np.ascontiguousarray(m), left, right, half, rounds, bool(np.any(left)),
+            bool(np.any(right)), int(output_offset), int(act_min), int(act_max), fused,
+            (1 << 30) + (half << 31), half << 31, rounds << 31, bool(np.all(rounds == 1)),
+            31 + right)
 
 
 def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
@@ -403,11 +415,34 @@ def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
 
     Same results as :func:`requantize` for non-negative multipliers, with fewer passes and no
     allocation: ``acc`` (int64, int32-valued accumulators, C-contiguous ``(..., C)``) is
-    overwritten, ``tmp`` is an int64 scratch of the same shape. It relies on two identities of
-    the gemmlowp primitives: SaturatingRoundingDoublingHighMul(a, b) == (a*b + 2**30) >> 31
-    (floor shift) whenever not a == b == INT32_MIN (impossible for b >= 0), and
-    RoundingDivideByPOT(x, e) == (x + 2**(e-1) - [x < 0]) >> e for e >= 1.
+    overwritten, ``tmp`` is an int64 scratch of the same shape. With no left shift it runs
+    gemmlowp's two roundings as one shift. SaturatingRoundingDoublingHighMul(x, M) equals
+    floor((x*M + 2**30) / 2**31) for M >= 0, RoundingDivideByPOT(q, r) equals
+    floor((q + h - [q < 0]) / 2**r) with h = 2**(r-1) (r >= 1), and floor(floor(a) / b) equals
+    floor(a / b), so the result is (x*M + 2**30 + (h - n) * 2**31) >> (31 + r) where
+    n = [x*M + 2**30 < 0] (and h = n = 0 for r = 0).
     """
+    if not rq.fused:
+        _requantize_two_step(acc, rq, out, tmp)
+        return
+    assert rq.fused_add is not None and rq.fused_threshold is not None
+    np.multiply(acc, rq.multiplier, out=acc)
+    acc += rq.fused_add
+    np.less(acc, rq.fused_threshold, out=tmp)  # n, tested after adding h * 2**31
+    if rq.fused_all_fix:
+        np.left_shift(tmp, 31, out=tmp)
+    else:
+        np.multiply(tmp, rq.fused_fix, out=tmp)
+    acc -= tmp
+    np.right_shift(acc, rq.fused_shift, out=acc)
+    offset = rq.output_offset
+    np.clip(acc, rq.act_min - offset, rq.act_max - offset, out=acc)
+    np.add(acc.reshape(out.shape), offset, out=out, casting="unsafe")
+
+
+def _requantize_two_step(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
+                         tmp: np.ndarray) -> None:
+    """requantize_inplace for multipliers with a left shift: wrap, SRDHM, then RDBP."""
     if rq.any_left:
         np.left_shift(acc, rq.left, out=acc)
         acc += 1 << 31

@@ -51,6 +51,11 @@ class SoftmaxOpData:
     input_multiplier: int = 0
     input_left_shift: int = 0
     diff_min: int = 0
+    # int8 input: per (max - x) in 0..255, the fixed-point exp, its accumulator contribution
+    # and whether it is above diff_min; built at prepare by the element-wise arithmetic.
+    exp_table: np.ndarray | None = None
+    contrib_table: np.ndarray | None = None
+    valid_table: np.ndarray | None = None
 
 
 def _near(value: float, target: float, tol: float) -> bool:
@@ -83,7 +88,9 @@ def softmax_op_data(op: Operator, inp: Tensor, out: Tensor) -> SoftmaxOpData:
                               f"{oq.zero_point} and {oq.scale}")
         multiplier, shift = _preprocess_softmax_scaling(beta, iq.scale)
         radius = calculate_input_radius(_SCALED_DIFF_INTEGER_BITS, shift)
-        return SoftmaxOpData(inp.type, out.type, beta, multiplier, shift, diff_min=-radius)
+        exp, contrib, valid = _int8_tables(multiplier, shift, -radius)
+        return SoftmaxOpData(inp.type, out.type, beta, multiplier, shift, diff_min=-radius,
+                             exp_table=exp, contrib_table=contrib, valid_table=valid)
     return SoftmaxOpData(inp.type, out.type, beta)
 
 
@@ -120,7 +127,43 @@ def _softmax_float(rows: np.ndarray, beta: float) -> np.ndarray:
     return exp / total
 
 
+def _int8_tables(multiplier: int, shift: int, diff_min: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """reference_ops::Softmax's per-element steps for every int8 difference x - max (0..-255).
+
+    They depend on the difference only, so they are computed once here with the same
+    arithmetic as :func:`_softmax_int8_reference` and looked up at eval.
+    """
+    diff = -np.arange(256, dtype=np.int64)
+    valid = diff >= diff_min
+    rescaled = multiply_by_quantized_multiplier_greater_than_one(diff, multiplier, shift)
+    exp = exp_on_negative_values(rescaled, _SCALED_DIFF_INTEGER_BITS)
+    contrib = np.where(valid, rounding_divide_by_pot(exp, _ACCUMULATION_INTEGER_BITS), 0)
+    for table in (exp, contrib, valid):
+        table.setflags(write=False)
+    return exp, contrib, valid
+
+
 def _softmax_int8(rows: np.ndarray, data: SoftmaxOpData, out_bits: int) -> np.ndarray:
+    """reference_ops::Softmax<int8_t, int8_t/int16_t> with the per-difference steps looked up
+    in the prepare-time tables; the per-row sum and reciprocal as in the reference."""
+    if data.exp_table is None or data.contrib_table is None or data.valid_table is None:
+        return _softmax_int8_reference(rows, data, out_bits)
+    x = rows.astype(np.int64)
+    index = x.max(axis=1, keepdims=True) - x  # 0..255
+    exp = data.exp_table[index]
+    sum_of_exps = wrap_int32(data.contrib_table[index].sum(axis=1))
+    shifted_scale, num_bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
+    exponent = num_bits_over_unit + 31 - out_bits
+    unsat = rounding_divide_by_pot(
+        saturating_rounding_doubling_high_mul(shifted_scale[:, None], exp), exponent[:, None])
+    out_min = -(1 << (out_bits - 1))
+    out_max = (1 << (out_bits - 1)) - 1
+    shifted = np.clip(unsat + out_min, out_min, out_max)
+    return np.where(data.valid_table[index], shifted, out_min)
+
+
+def _softmax_int8_reference(rows: np.ndarray, data: SoftmaxOpData, out_bits: int) -> np.ndarray:
     """reference_ops::Softmax<int8_t, int8_t/int16_t>: gemmlowp fixed-point exp and 1/sum."""
     x = rows.astype(np.int64)
     diff = x - x.max(axis=1, keepdims=True)

@@ -15,16 +15,17 @@ vectorised over everything else).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._libm import tanhf
-from tinyarena.kernels._quant import (
-    multiply_by_quantized_multiplier,
-    quantize_multiplier,
-    wrap_int32,
+from tinyarena.kernels._fixedpoint import (
+    multiply_by_quantized_multiplier_inplace,
+    wrap_int32_inplace,
 )
+from tinyarena.kernels._libm import tanhf
+from tinyarena.kernels._quant import quantize_multiplier
 
 F32 = np.float32
 
@@ -60,40 +61,107 @@ def svdf_quant(input_scale: float, feature_scale: float, state_scale: float, tim
     return SvdfQuant(a1, b1, a2, b2, input_zp, output_zp, state_zp)
 
 
-def _shift_state(state: np.ndarray) -> None:
-    """'Left shift the activation_state': every element moves one place down, flat."""
+@dataclass(frozen=True)
+class SvdfPlan:
+    """What an invoke needs, fixed at prepare: widened constant weights and workspace handles.
+
+    Constant weights are widened once (int64 for the exact integer products; None when a
+    weight tensor is not constant, then it is widened at eval). Workspaces: ``shift`` (the
+    state's length, state dtype) and per path the int64 or float32 buffers listed in
+    :func:`svdf_plan`; only contiguous same-shape arrays meet in ufuncs (numpy buffers
+    broadcast or strided operands), so nothing is allocated per invoke.
+    """
+
+    batch: int
+    n_in: int
+    n_filter: int
+    n_memory: int
+    n_unit: int
+    rank: int
+    integer: bool
+    w_feature_t: np.ndarray | None  # int64 (n_in, n_filter)
+    w_time: np.ndarray | None  # int64 (batch, n_filter, n_memory)
+    bias: np.ndarray | None  # int64 (batch, n_unit)
+    workspaces: tuple[int, ...]
+
+
+def svdf_plan(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int, rank: int,
+              state_dtype: np.dtype, integer: bool, w_feature: np.ndarray | None,
+              w_time: np.ndarray | None, bias: np.ndarray | None) -> SvdfPlan:
+    """Widen the constant weights and request the eval workspaces."""
+    n_unit = n_filter // rank
+    request = ctx.request_workspace  # type: ignore[attr-defined]
+    shift = request((batch * n_filter * n_memory,), state_dtype)
+    if integer:
+        wf = None if w_feature is None else np.ascontiguousarray(w_feature.astype(np.int64).T)
+        wt = None if w_time is None else np.ascontiguousarray(np.broadcast_to(
+            w_time.astype(np.int64), (batch, n_filter, n_memory)))
+        b = None if bias is None else np.ascontiguousarray(np.broadcast_to(
+            bias.astype(np.int64).reshape(1, n_unit), (batch, n_unit)))
+        i64 = np.int64
+        ws = (shift, request((batch, n_in), i64), request((batch, n_filter), i64),
+              request((batch, n_filter), i64), request((batch, n_filter, n_memory), i64),
+              request((batch, n_unit), i64), request((batch, n_unit), i64))
+        return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, True, wf, wt, b, ws)
+    f32 = np.float32
+    ws = (shift, request((n_filter, n_in), f32), request((n_filter,), f32),
+          request((n_filter, n_memory), f32), request((n_unit, rank + 1), f32))
+    return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, False, None, None, None, ws)
+
+
+def _shift_state(state: np.ndarray, spare: np.ndarray) -> None:
+    """'Left shift the activation_state': every element moves one place down, flat.
+
+    Copied through ``spare`` because numpy copies overlapping views through a fresh temporary.
+    """
     flat = state.reshape(-1)
-    flat[:-1] = flat[1:].copy()
+    n = flat.size - 1
+    np.copyto(spare[:n], flat[1:])
+    np.copyto(flat[:n], spare[:n])
+
+
+def _clamp(x: np.ndarray, lo: int, hi: int) -> None:
+    np.maximum(x, lo, out=x)
+    np.minimum(x, hi, out=x)
 
 
 def svdf_integer(x: np.ndarray, w_feature: np.ndarray, w_time: np.ndarray,
-                 bias: np.ndarray | None, state: np.ndarray, out: np.ndarray, rank: int,
-                 q: SvdfQuant) -> None:
+                 bias: np.ndarray | None, state: np.ndarray, out: np.ndarray, plan: SvdfPlan,
+                 q: SvdfQuant, ws: Callable[[int], np.ndarray]) -> None:
     """EvalIntegerSvdfReference<T> with T = state dtype (int8 or int16); updates ``state``."""
-    batch = x.shape[0]
-    n_filter, n_memory = w_time.shape
-    n_unit = n_filter // rank
+    batch, n_filter, n_memory = plan.batch, plan.n_filter, plan.n_memory
+    shift, xin, dot, tmp, stv, acc, tmp2 = (ws(h) for h in plan.workspaces)
     info = np.iinfo(state.dtype)
-    _shift_state(state)
+    _shift_state(state, shift)
     st = state.reshape(batch, n_filter, n_memory)
     # Feature matmul: int32 dot products of int8 weights and offset int8 inputs.
-    xin = x.reshape(batch, -1).astype(np.int64) - q.input_zero_point
-    dot = wrap_int32(xin @ w_feature.astype(np.int64).T)  # (batch, n_filter)
-    dot = multiply_by_quantized_multiplier(dot, q.scale_1_a, q.scale_1_b)
-    np.clip(dot, info.min, info.max, out=dot)
-    newest = dot + q.state_zero_point  # C stores an int into T: wraps
-    st[:, :, n_memory - 1] = newest.astype(state.dtype)
+    np.copyto(xin, x.reshape(batch, -1))
+    xin -= q.input_zero_point
+    wf = plan.w_feature_t if plan.w_feature_t is not None else \
+        np.ascontiguousarray(w_feature.astype(np.int64).T)
+    np.matmul(xin, wf, out=dot)
+    wrap_int32_inplace(dot)
+    multiply_by_quantized_multiplier_inplace(dot, q.scale_1_a, q.scale_1_b, tmp)
+    _clamp(dot, int(info.min), int(info.max))
+    dot += q.state_zero_point  # C stores an int into T: wraps
+    np.copyto(st[:, :, n_memory - 1], dot, casting="unsafe")
     # Time: per filter, dot product over memory of weights_time and offset state.
-    stv = st.astype(np.int64) - q.state_zero_point
-    scratch = wrap_int32(np.einsum("bfm,fm->bf", stv, w_time.astype(np.int64)))
-    # Bias, then reduce over rank, in wrapping int32.
-    acc = scratch.reshape(batch, n_unit, rank).sum(axis=2)
+    np.copyto(stv, st)
+    stv -= q.state_zero_point
+    wt = plan.w_time if plan.w_time is not None else np.ascontiguousarray(np.broadcast_to(
+        w_time.astype(np.int64), stv.shape))
+    stv *= wt
+    np.add.reduce(stv, axis=2, out=dot)
+    # Reduce over rank, bias, then wrap to int32 and rescale.
+    np.add.reduce(dot.reshape(batch, plan.n_unit, plan.rank), axis=2, out=acc)
     if bias is not None:
-        acc = acc + bias.astype(np.int64).reshape(1, n_unit)
-    acc = multiply_by_quantized_multiplier(wrap_int32(acc), q.scale_2_a, q.scale_2_b)
+        acc += plan.bias if plan.bias is not None else np.broadcast_to(
+            bias.astype(np.int64).reshape(1, -1), acc.shape)
+    wrap_int32_inplace(acc)
+    multiply_by_quantized_multiplier_inplace(acc, q.scale_2_a, q.scale_2_b, tmp2)
     acc += q.output_zero_point
-    np.clip(acc, -128, 127, out=acc)
-    out[...] = acc.reshape(out.shape)
+    _clamp(acc, -128, 127)
+    np.copyto(out.reshape(acc.shape), acc, casting="unsafe")
 
 
 def _activation_float(x: np.ndarray, activation: str) -> np.ndarray:
@@ -114,29 +182,62 @@ def _activation_float(x: np.ndarray, activation: str) -> np.ndarray:
 
 
 def svdf_float(x: np.ndarray, w_feature: np.ndarray, w_time: np.ndarray,
-               bias: np.ndarray | None, state: np.ndarray, out: np.ndarray, rank: int,
-               activation: str) -> None:
-    """EvalFloatSvdfReference with float32 sequential accumulation; updates ``state``."""
-    batch = x.shape[0]
-    n_filter, n_memory = w_time.shape
-    n_unit = n_filter // rank
-    _shift_state(state)
+               bias: np.ndarray | None, state: np.ndarray, out: np.ndarray, plan: SvdfPlan,
+               activation: str, ws: Callable[[int], np.ndarray]) -> None:
+    """EvalFloatSvdfReference with float32 sequential accumulation; updates ``state``.
+
+    Each C loop ``sum = 0; sum += a * b`` is a product array accumulated in order along its
+    row (np.add.accumulate is sequential) and then ``+ 0.0``: a sum starting from +0.0 equals
+    the accumulation of the products except that a -0.0 result becomes +0.0.
+    """
+    batch, n_filter, n_memory = plan.batch, plan.n_filter, plan.n_memory
+    shift, prod, column, tprod, rows = (ws(h) for h in plan.workspaces)
+    _shift_state(state, shift)
     st = state.reshape(batch, n_filter, n_memory)
     xb = x.reshape(batch, -1)
-    dot = np.zeros((batch, n_filter), dtype=F32)
-    for k in range(xb.shape[1]):  # sequential float32 sum over the input dimension
-        dot += w_feature[:, k][None, :] * xb[:, k][:, None]
-    st[:, :, n_memory - 1] = dot
-    scratch = np.zeros((batch, n_filter), dtype=F32)
-    for j in range(n_memory):  # sequential over memory
-        scratch += w_time[:, j][None, :] * st[:, :, j]
-    acc = np.zeros((batch, n_unit), dtype=F32)
-    if bias is not None:
-        acc += bias.reshape(1, n_unit)
-    sc = scratch.reshape(batch, n_unit, rank)
-    for r in range(rank):  # reduction over rank, in order
-        acc += sc[:, :, r]
-    out[...] = _activation_float(acc, activation).reshape(out.shape)
+    out_rows = out.reshape(batch, plan.n_unit)
+    zero = F32(0)
+    for b in range(batch):
+        np.copyto(prod, xb[b])
+        np.multiply(prod, w_feature, out=prod)
+        np.add.accumulate(prod, axis=1, out=prod)
+        np.copyto(column, prod[:, -1])
+        column += zero
+        np.copyto(st[b, :, n_memory - 1], column)
+        np.multiply(w_time, st[b], out=tprod)
+        np.add.accumulate(tprod, axis=1, out=tprod)
+        # acc = 0 (+ bias), then + scratch over rank in order: one row per unit.
+        if bias is None:
+            rows[:, 0] = zero
+        else:
+            np.copyto(rows[:, 0], bias.reshape(-1))
+            np.copyto(column[:plan.n_unit], rows[:, 0])
+            column[:plan.n_unit] += zero
+            np.copyto(rows[:, 0], column[:plan.n_unit])
+        np.copyto(column, tprod[:, -1])
+        column += zero
+        np.copyto(rows[:, 1:], column.reshape(plan.n_unit, plan.rank))
+        np.add.accumulate(rows, axis=1, out=rows)
+        result = column[:plan.n_unit]
+        np.copyto(result, rows[:, -1])
+        _activation_float_inplace(result, activation)
+        np.copyto(out_rows[b], result)
 
 
-__all__ = ["SvdfQuant", "svdf_float", "svdf_integer", "svdf_quant"]
+def _activation_float_inplace(x: np.ndarray, activation: str) -> None:
+    """ActivationValFloat, element-wise in float32, written back into ``x``."""
+    if activation == "NONE":
+        return
+    if activation == "RELU":
+        np.maximum(x, F32(0), out=x)
+    elif activation == "RELU_N1_TO_1":
+        np.minimum(x, F32(1), out=x)
+        np.maximum(x, F32(-1), out=x)
+    elif activation == "RELU6":
+        np.minimum(x, F32(6), out=x)
+        np.maximum(x, F32(0), out=x)
+    else:
+        x[...] = _activation_float(x, activation)
+
+
+__all__ = ["SvdfPlan", "SvdfQuant", "svdf_float", "svdf_integer", "svdf_plan", "svdf_quant"]

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._conv_common import compute_out_size, padding_with_offset
+from tinyarena.kernels._conv_common import compute_out_size, gemm, padding_with_offset
 from tinyarena.kernels._conv_kernels import EXACT_FLOAT_WORK
 from tinyarena.kernels._quant import calculate_activation_range_float
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
@@ -200,9 +200,9 @@ def _sum_by_gemm(data: OpData, padded: np.ndarray, weights: np.ndarray, out: np.
     for t, (z, y, x) in enumerate(geom.taps()):
         np.copyto(cols, geom.tap(padded, z, y, x))
         if t == 0:
-            np.matmul(flat, weights[t], out=acc)
+            gemm(flat, weights[t], acc)
         else:
-            np.matmul(flat, weights[t], out=tmp)
+            gemm(flat, weights[t], tmp)
             acc += tmp
     np.copyto(out.reshape(geom.outputs, geom.out_c), acc, casting="same_kind")
 

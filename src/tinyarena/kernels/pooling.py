@@ -11,13 +11,13 @@ import dataclasses
 from tinyarena.kernels._pooling_math import (
     PoolOpData,
     average_pool,
-    average_workspace,
     max_pool,
     pool_op_data,
+    pool_plan,
 )
 from tinyarena.kernels._unary import io_tensors
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
-from tinyarena.model.types import Operator
+from tinyarena.model.types import NUMPY_DTYPES, Operator
 
 INPUT = 0
 OUTPUT = 0
@@ -34,22 +34,21 @@ def prepare(ctx: PrepareContext, op: Operator) -> PoolOpData:
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
     inp, out = io_tensors(ctx, op, op.name)
     data = pool_op_data(op.name, op, inp, out)
-    if op.name == "AVERAGE_POOL_2D":
-        shape, dtype = average_workspace(data)
-        data = dataclasses.replace(data, workspace=ctx.request_workspace(shape, dtype))
-    return data
+    plan = pool_plan(ctx, data, inp.shape, average=op.name == "AVERAGE_POOL_2D",
+                     in_dtype=NUMPY_DTYPES[inp.type])
+    return dataclasses.replace(data, plan=plan)
 
 
 def average_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
     """AverageEval (see _pooling_math.average_pool)."""
-    out = ctx.tensor_data(op.outputs[OUTPUT])
-    acc = ctx.workspace(data.workspace) if data.workspace >= 0 else None
-    average_pool(ctx.tensor_data(op.inputs[INPUT]), data, out, acc)
+    average_pool(ctx.tensor_data(op.inputs[INPUT]), data, ctx.tensor_data(op.outputs[OUTPUT]),
+                 ctx.workspace)
 
 
 def max_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
     """MaxEval (see _pooling_math.max_pool)."""
-    max_pool(ctx.tensor_data(op.inputs[INPUT]), data, ctx.tensor_data(op.outputs[OUTPUT]))
+    max_pool(ctx.tensor_data(op.inputs[INPUT]), data, ctx.tensor_data(op.outputs[OUTPUT]),
+             ctx.workspace)
 
 
 REGISTRATIONS = {

@@ -12,10 +12,17 @@ from dataclasses import dataclass
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import tensor_quant
-from tinyarena.kernels._svdf_math import SvdfQuant, svdf_float, svdf_integer, svdf_quant
+from tinyarena.kernels._svdf_math import (
+    SvdfPlan,
+    SvdfQuant,
+    svdf_float,
+    svdf_integer,
+    svdf_plan,
+    svdf_quant,
+)
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import SVDFOptions
-from tinyarena.model.types import Operator, Tensor, TensorType
+from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
 INPUT = 0
 WEIGHTS_FEATURE = 1
@@ -37,6 +44,7 @@ class OpData:
     rank: int
     activation: str
     quant: SvdfQuant | None
+    plan: SvdfPlan | None = None  # widened constant weights and eval workspaces
 
 
 def _validate(op: Operator, source: Tensor, feature: Tensor, time: Tensor, bias: Tensor | None,
@@ -109,7 +117,10 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     ctx.request_scratch(4 * batch * num_filters)
     if source.type == TensorType.INT8:
         ctx.request_scratch(4 * batch * (num_filters // rank))
-    return OpData(rank, options.fused_activation_function, quant)
+    plan = svdf_plan(ctx, batch, source.shape[1], num_filters, time.shape[1], rank,
+                     NUMPY_DTYPES[state.type], quant is not None, feature.data, time.data,
+                     None if bias is None else bias.data)
+    return OpData(rank, options.fused_activation_function, quant, plan)
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
@@ -120,10 +131,13 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     bias = ctx.tensor_data(op.inputs[BIAS]) if op.inputs[BIAS] >= 0 else None
     state = ctx.tensor_data(op.inputs[ACTIVATION_STATE])
     out = ctx.tensor_data(op.outputs[OUTPUT])
+    assert data.plan is not None
     if data.quant is None:
-        svdf_float(x, w_feature, w_time, bias, state, out, data.rank, data.activation)
+        svdf_float(x, w_feature, w_time, bias, state, out, data.plan, data.activation,
+                   ctx.workspace)
     else:
-        svdf_integer(x, w_feature, w_time, bias, state, out, data.rank, data.quant)
+        svdf_integer(x, w_feature, w_time, bias, state, out, data.plan, data.quant,
+                     ctx.workspace)
 
 
 REGISTRATION = Registration("SVDF", init=init, prepare=prepare, eval=eval_,

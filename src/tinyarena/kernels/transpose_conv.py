@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._conv_common import Padding, compute_padding_height_width
+from tinyarena.kernels._conv_common import Padding, compute_padding_height_width, gemm
 from tinyarena.kernels._conv_kernels import (
     EXACT_FLOAT_WORK,
     KIND_FLOAT,
@@ -248,7 +248,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         np.add(x.reshape(xs.shape), data.input_offset, out=xs, dtype=np.float64)
         prod = ctx.workspace(data.ws_prod)
         wall = data.wall if data.wall is not None else _wall(np.asarray(filt))
-        np.matmul(xs, wall, out=prod.reshape(xs.shape[0], -1))
+        gemm(xs, wall, prod.reshape(xs.shape[0], -1))
         acc = ctx.workspace(data.ws_acc)
         acc.fill(0.0)
         for ky, kx, rows, cols in data.taps:

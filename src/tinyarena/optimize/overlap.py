@@ -15,12 +15,20 @@ only as safe as the kernels that run it:
     ``Requantize``). With the output at the input's offset and the same element size, each
     write lands on an element already read, so an input that dies at the op can hold the
     output. Only for kernel sets known to keep that order (``INPLACE_KERNEL_SETS``).
-(c) partial overlap of a convolution's or pooling's output with its own input (row-by-row
-    margins) is not implemented: such plans are never produced.
+(c) partial overlap of an op's output with its own input (``PARTIAL_OPS``): the reference
+    CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D and PAD kernels write output
+    elements in address order, each after reading its receptive field, so the output may
+    start up to dF bytes above the input's start (dF from shapes, strides, dilation, padding
+    and element sizes: ``optimize.margins``; usually negative, i.e. below) while the input
+    still holds what later elements read. Only when the input (its whole alias group) dies at
+    that op and holds no graph input or output, and only for ``INPLACE_KERNEL_SETS``.
 
-Both implemented rules put the two tensors at the same offset, so they are expressed as
-alias groups: a group is planned as one buffer of the group's size over the union of its
-members' lifetimes. Graph inputs and graph outputs are never overwritten by rule (b).
+Rules (a) and (b) put the two tensors at the same offset, so they are expressed as alias
+groups: a group is planned as one buffer of the group's size over the union of its members'
+lifetimes. Rule (c) is a link between two groups (``PartialOverlap``): the placement search
+may overlap them as long as the output group starts at most ``max_delta`` (dF rounded down to
+the 16-byte plan alignment) above the input group. Graph inputs and graph outputs are never
+overwritten by rules (b) and (c).
 """
 
 from __future__ import annotations
@@ -29,14 +37,30 @@ from dataclasses import dataclass
 
 from tinyarena.errors import PlanError
 from tinyarena.model.types import Model
-from tinyarena.optimize.graph import OpGraph
+from tinyarena.optimize.graph import PLAN_ALIGNMENT, OpGraph
+from tinyarena.optimize.margins import MARGIN_OPS, op_margin
 
 OVERLAP_MODES = ("none", "views", "safe")
 VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 INPLACE_OPS = frozenset({"ADD", "SUB", "MUL", "RELU", "RELU6", "LOGISTIC", "TANH", "LEAKY_RELU",
                          "HARD_SWISH", "QUANTIZE"})
 INPLACE_KERNEL_SETS = frozenset({"reference"})
-"""Kernel sets whose element-wise kernels are known to read element i before writing it."""
+"""Kernel sets whose element-wise, window and PAD kernels are known to keep the traversal
+order rules (b) and (c) rely on (TFLM's reference kernels, as in the pip wheel)."""
+PARTIAL_OPS = MARGIN_OPS
+
+
+@dataclass(frozen=True)
+class PartialOverlap:
+    """Rule (c) for one op: ``output`` may start at most ``max_delta`` bytes above ``input``
+    (``margin`` is the exact dF; ``max_delta`` rounds it down to the plan alignment)."""
+
+    op: int
+    op_name: str
+    input: int
+    output: int
+    margin: int
+    max_delta: int
 
 
 @dataclass(frozen=True)
@@ -67,8 +91,10 @@ def check_mode(mode: str, kernel_set: str) -> None:
         raise PlanError(f"unknown overlap mode {mode!r}; use one of {', '.join(OVERLAP_MODES)}")
     if mode == "safe" and kernel_set not in INPLACE_KERNEL_SETS:
         raise PlanError(
-            f"--overlap safe relies on the traversal order of TFLM's reference kernels; the "
-            f"kernel set {kernel_set!r} is not known to keep it. Use --overlap views or none")
+            f"--overlap safe (element-wise in place and partial overlap of conv, depthwise "
+            f"conv, pooling and PAD outputs with their inputs) relies on the traversal order "
+            f"of TFLM's reference kernels; the kernel set {kernel_set!r} is not known to keep "
+            f"it. Use --overlap views or none")
 
 
 class _UnionFind:
@@ -142,6 +168,47 @@ def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups) -> AliasGro
     return AliasGroups(tuple(uf.find(t) for t in range(n_t)), tuple(reasons))
 
 
+def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups
+                     ) -> tuple[PartialOverlap, ...]:
+    """Rule (c) for the current operator order, on top of ``groups`` (rules (a) and (b)).
+
+    The input's group must die at the op and hold no graph input or output; the output must
+    not be a graph input; each group is the input side of at most one link and the output
+    side of at most one (a chain).
+    """
+    sg = model.subgraphs[0]
+    n_t = len(sg.tensors)
+    uf = _UnionFind(n_t)
+    for t, r in enumerate(groups.root):
+        uf.union(r, t)
+    last_use = _group_last_use(graph, uf, n_t)
+    protected = {uf.find(t) for t in graph.graph_inputs | graph.graph_outputs}
+    used_in: set[int] = set()
+    used_out: set[int] = set()
+    links = []
+    for op in sg.operators:
+        if op.name not in PARTIAL_OPS or not op.inputs or len(graph.op_outputs[op.index]) != 1:
+            continue
+        x, y = op.inputs[0], graph.op_outputs[op.index][0]
+        if x < 0 or graph.sizes[x] == 0 or graph.sizes[y] == 0 or y in graph.graph_inputs:
+            continue
+        if x in op.inputs[1:]:
+            continue
+        gx, gy = groups.root[x], groups.root[y]
+        if gx == gy or gx in protected or last_use.get(gx) != op.index:
+            continue
+        if gx in used_in or gy in used_out:
+            continue
+        margin = op_margin(model, op)
+        if margin is None:
+            continue
+        used_in.add(gx)
+        used_out.add(gy)
+        aligned = (margin // PLAN_ALIGNMENT) * PLAN_ALIGNMENT
+        links.append(PartialOverlap(op.index, op.name, x, y, margin, aligned))
+    return tuple(links)
+
+
 def _group_last_use(graph: OpGraph, uf: _UnionFind, n_t: int) -> dict[int, int]:
     """Last op (in the current order) that reads or writes any member of each group."""
     last: dict[int, int] = {}
@@ -167,5 +234,6 @@ def alias_groups(model: Model, graph: OpGraph, mode: str, kernel_set: str) -> Al
     return inplace_groups(model, graph, views)
 
 
-__all__ = ["AliasGroups", "INPLACE_KERNEL_SETS", "INPLACE_OPS", "OVERLAP_MODES", "VIEW_OPS",
-           "alias_groups", "check_mode", "inplace_groups", "no_aliases", "view_groups"]
+__all__ = ["AliasGroups", "INPLACE_KERNEL_SETS", "INPLACE_OPS", "OVERLAP_MODES", "PARTIAL_OPS",
+           "PartialOverlap", "VIEW_OPS", "alias_groups", "check_mode", "inplace_groups",
+           "no_aliases", "partial_overlaps", "view_groups"]

@@ -4,13 +4,16 @@ Pipeline (each step checked by the arena emulation, which reproduces TFLM's plan
 
 1. the original model's arena (``allocate_model``): the "before" numbers;
 2. optionally a better operator order (``reorder.best_order``), applied in memory;
-3. alias groups the overlap mode permits (``overlap.alias_groups``) for that order;
+3. alias groups the overlap mode permits (``overlap.alias_groups``) for that order, and
+   with "safe" the rule-(c) links between an op's input and output groups
+   (``overlap.partial_overlaps``);
 4. the placement search (``placement.search_plan``) over one buffer per group plus every
-   kernel scratch buffer;
+   kernel scratch buffer, with those links;
 5. the tensors' offsets written as OfflineMemoryAllocation metadata. TFLM pins them and plans
    the scratch buffers online around them (facts 3), so the head is re-predicted by running
    ``allocate_model`` on the candidate: that prediction, not the search's, is the "after";
-6. the plan TFLM will use is verified (overlaps only inside alias groups);
+6. the plan TFLM will use is verified (overlaps only inside alias groups, or between linked
+   groups at a displacement within the op's margin);
 7. if the candidate is not smaller than the original, the original model is returned unchanged;
    otherwise the file is rewritten losslessly (``tinyarena.rewrite``) and re-read to confirm
    the prediction.
@@ -31,10 +34,17 @@ from tinyarena.model import read_model
 from tinyarena.model.types import Model
 from tinyarena.optimize.graph import op_graph, reordered_model, supports_graph_edits
 from tinyarena.optimize.offline import encode_offline_plan
-from tinyarena.optimize.overlap import AliasGroups, alias_groups, check_mode, no_aliases
-from tinyarena.optimize.placement import SearchResult, search_plan
+from tinyarena.optimize.overlap import (
+    AliasGroups,
+    PartialOverlap,
+    alias_groups,
+    check_mode,
+    no_aliases,
+    partial_overlaps,
+)
+from tinyarena.optimize.placement import Link, SearchResult, linked_lower_bound, search_plan
 from tinyarena.optimize.reorder import OrderResult, best_order
-from tinyarena.planning import Buffer, Plan, lower_bound, verify_plan
+from tinyarena.planning import Buffer, Plan, verify_plan
 
 DEFAULT_OVERLAP = "safe"
 DEFAULT_KERNEL_SET = "reference"
@@ -85,6 +95,17 @@ class OptimizeResult:
     elapsed_s: float
     notes: tuple[str, ...]
     layout: ArenaLayout | None = dataclasses.field(default=None, repr=False, compare=False)
+    partial: tuple[PartialOverlap, ...] = ()
+
+    @property
+    def shifts(self) -> tuple[int | None, ...]:
+        """Per rule-(c) overlap: output offset minus input offset in the plan TFLM uses."""
+        if self.layout is None:
+            return tuple(None for _ in self.partial)
+        offs = self.layout.tensor_offsets
+        return tuple(offs[(0, p.output)] - offs[(0, p.input)]
+                     if (0, p.output) in offs and (0, p.input) in offs else None
+                     for p in self.partial)
 
     @property
     def saving(self) -> int:
@@ -108,9 +129,15 @@ class OptimizeResult:
             "order_exact": self.order_exact,
             "overlap": self.overlap,
             "kernel_set": self.kernel_set,
+            "safe_for_kernel_sets": ([self.kernel_set] if self.overlap == "safe"
+                                     else ["any"]),
             "aliases": [{"op": op, "op_name": name, "rule": rule, "tensor": kept,
                          "shares_with": merged}
                         for op, name, rule, kept, merged in self.aliases],
+            "partial_overlaps": [{"op": p.op, "op_name": p.op_name, "input": p.input,
+                                  "output": p.output, "margin_bytes": p.margin,
+                                  "max_shift_bytes": p.max_delta, "shift_bytes": shift}
+                                 for p, shift in zip(self.partial, self.shifts)],
             "search_method": self.search_method,
             "search_head": self.search_head,
             "greedy_head": self.greedy_head,
@@ -173,6 +200,13 @@ def _problem(layout: ArenaLayout, groups: AliasGroups) -> _Problem:
     return _Problem(buffers, {t: index[k] for t, k in tensor_unit_key.items()})
 
 
+def _links(problem: _Problem, partial: Sequence[PartialOverlap]) -> tuple[Link, ...]:
+    return tuple(Link(problem.tensor_unit[(0, p.input)], problem.tensor_unit[(0, p.output)],
+                      p.max_delta)
+                 for p in partial
+                 if (0, p.input) in problem.tensor_unit and (0, p.output) in problem.tensor_unit)
+
+
 def _tensor_offsets(model: Model, problem: _Problem, plan: Plan) -> list[int]:
     """One offset per tensor of every subgraph (concatenated), -1 for the unplanned."""
     offsets: list[int] = []
@@ -190,17 +224,27 @@ def _tensor_offsets(model: Model, problem: _Problem, plan: Plan) -> list[int]:
     return offsets
 
 
-def verify_layout(layout: ArenaLayout, groups: AliasGroups) -> None:
+def verify_layout(layout: ArenaLayout, groups: AliasGroups,
+                  partial: Sequence[PartialOverlap] = ()) -> None:
     """The plan TFLM will use is safe: buffers live together share bytes only inside one
-    alias group of subgraph 0."""
+    alias group of subgraph 0, or between a rule-(c) input group and output group when the
+    output starts at most the op's aligned margin above the input."""
     bufs = layout.buffers
     plan = Plan(tuple(b.offset for b in bufs), tuple(Buffer(b.size, b.first, b.last)
                                                       for b in bufs))
+    limits = {(groups.root[p.input], groups.root[p.output]): p.max_delta for p in partial}
 
     def allowed(i: int, j: int) -> bool:
         a, b = bufs[i], bufs[j]
-        return (a.kind == b.kind == "tensor" and a.subgraph == b.subgraph == 0
-                and groups.same(a.index, b.index))
+        if not (a.kind == b.kind == "tensor" and a.subgraph == b.subgraph == 0):
+            return False
+        if groups.same(a.index, b.index):
+            return True
+        for x, y in ((a, b), (b, a)):
+            limit = limits.get((groups.root[x.index], groups.root[y.index]))
+            if limit is not None and y.offset - x.offset <= limit:
+                return True
+        return False
 
     verify_plan(plan, allowed_overlaps=allowed)
 
@@ -211,10 +255,11 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
                    kernel_set: str = DEFAULT_KERNEL_SET, seed: int = 0) -> OptimizeResult:
     """The model with a smaller arena plan for TFLM, and the numbers before and after.
 
-    ``overlap``: "none" (lifetimes only), "views" (rule (a) of ``overlap``), "safe" (views and
-    element-wise in place, for kernel sets whose traversal order is known). ``kernel_set``
-    names the kernels the firmware uses ("reference" for TFLM's reference kernels, as in the
-    pip wheel); "safe" is refused for any other.
+    ``overlap``: "none" (lifetimes only), "views" (rule (a) of ``overlap``), "safe" (views,
+    element-wise in place and the partial overlap of conv/depthwise/pooling/PAD outputs with
+    their inputs, for kernel sets whose traversal order is known). ``kernel_set`` names the
+    kernels the firmware uses ("reference" for TFLM's reference kernels, as in the pip wheel);
+    "safe" is refused for any other.
     """
     start = time.perf_counter()
     check_mode(overlap, kernel_set)
@@ -246,16 +291,20 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
             layout = allocate_model(work, target=target)
     groups = (alias_groups(work, op_graph(work, layout), mode, kernel_set) if editable
               else no_aliases(len(work.subgraphs[0].tensors) if work.subgraphs else 0))
+    partial = (partial_overlaps(work, op_graph(work, layout), groups)
+               if editable and mode == "safe" else ())
     problem = _problem(layout, groups)
+    links = _links(problem, partial)
     remaining = max(time_budget_s - (time.perf_counter() - start), 0.05)
-    search: SearchResult = search_plan(problem.buffers, time_budget_s=remaining, seed=seed)
-    bound = lower_bound(problem.buffers)
+    search: SearchResult = search_plan(problem.buffers, time_budget_s=remaining, seed=seed,
+                                       links=links)
+    bound = linked_lower_bound(problem.buffers, links)
     if search.optimal and search.head > bound:
         bound = search.head  # the exact solver proved nothing smaller exists
     offsets = _tensor_offsets(work, problem, search.plan)
     candidate = with_offline_plan(work, offsets)
     after_layout = allocate_model(candidate, target=target)
-    verify_layout(after_layout, groups)
+    verify_layout(after_layout, groups, partial)
     if after_layout.head > search.head:
         notes.append(f"TFLM places the scratch buffers online around the pinned tensors: head "
                      f"{after_layout.head}, the search had {search.head}")
@@ -278,7 +327,22 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
                           confirm.head <= bound, True, order,
                           order_result.exact if order_result else None, overlap, kernel_set,
                           groups.reasons, search.method, search.head, search.greedy_head,
-                          time.perf_counter() - start, tuple(notes), confirm)
+                          time.perf_counter() - start, tuple(notes), confirm,
+                          partial=_used(partial, confirm))
+
+
+def _used(partial: Sequence[PartialOverlap], layout: ArenaLayout
+          ) -> tuple[PartialOverlap, ...]:
+    """The rule-(c) links whose two tensors really share bytes in the final plan."""
+    sizes = {(b.subgraph, b.index): b.size for b in layout.buffers if b.kind == "tensor"}
+    offs = layout.tensor_offsets
+    used = []
+    for p in partial:
+        x, y = (0, p.input), (0, p.output)
+        if x in offs and y in offs and x in sizes and y in sizes:
+            if offs[y] < offs[x] + sizes[x] and offs[x] < offs[y] + sizes[y]:
+                used.append(p)
+    return tuple(used)
 
 
 def _write(data: bytes, order: Sequence[int], offsets: Sequence[int]) -> bytes:

@@ -15,6 +15,14 @@ soon as one reaches the bound, which proves it optimal:
    the best plan found optimal or finds a better one within the budget.
 
 Everything here sees sizes and lifetimes only (``planning.Buffer``), never models.
+
+Links (``Link``) carry rule (c) of ``optimize.overlap``: buffer ``b`` may overlap buffer ``a``
+while both are live, provided ``offset[b] <= offset[a] + max_delta`` (the output starts at most
+``max_delta`` bytes above its input; usually below it). Otherwise b must sit wholly above or
+below a as usual. With links, the bound subtracts each linked pair's largest possible overlap at
+the steps where both are live; the exact model replaces the pair's disjunction by "b at most
+max_delta above a, or b above a's end"; the heuristics add a first-fit whose forbidden start
+intervals honour the same rule, in several orders.
 """
 
 from __future__ import annotations
@@ -32,6 +40,117 @@ from tinyarena.planning.greedy import first_fit_offsets, greedy_order
 EXACT_MAX_BUFFERS = 400
 """Above this many online buffers the exact model is not attempted (it rarely helps there
 within a short budget, and building it costs more than the heuristics)."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """Buffer ``b`` may start at most ``max_delta`` bytes above buffer ``a`` and overlap it."""
+
+    a: int
+    b: int
+    max_delta: int
+
+
+def link_overlap(size_a: int, size_b: int, max_delta: int) -> int:
+    """Most bytes b can share with a when it starts at a + t for some t <= max_delta."""
+    if max_delta >= 0:
+        return min(size_a, size_b)
+    return max(0, min(size_a, size_b + max_delta))
+
+
+def linked_lower_bound(buffers: Sequence[Buffer], links: Sequence[Link] = ()) -> int:
+    """``planning.lower_bound`` minus, at each step, the largest overlap of every linked pair
+    live at that step. The union of the live buffers is at least their total minus the pairwise
+    overlaps (Bonferroni), and only linked pairs may overlap, so no plan can be smaller."""
+    if not links:
+        return lower_bound(buffers)
+    times: list[int] = []
+    deltas: list[int] = []
+    for buf in buffers:
+        times += [buf.first, buf.last + 1]
+        deltas += [buf.size, -buf.size]
+    for link in links:
+        a, b = buffers[link.a], buffers[link.b]
+        first, last = max(a.first, b.first), min(a.last, b.last)
+        if first <= last:
+            credit = link_overlap(a.size, b.size, link.max_delta)
+            times += [first, last + 1]
+            deltas += [-credit, credit]
+    t = np.asarray(times, dtype=np.int64)
+    order = np.argsort(t, kind="stable")
+    t, level = t[order], np.cumsum(np.asarray(deltas, dtype=np.int64)[order])
+    step_end = np.append(t[1:] != t[:-1], True)
+    return int(max(level[step_end].max(), 0)) if len(t) else 0
+
+
+def link_allowed(links: Sequence[Link], offsets: Sequence[int]) -> Callable[[int, int], bool]:
+    """verify_plan's predicate: a linked pair may overlap only at a permitted displacement."""
+    limits = {(link.a, link.b): link.max_delta for link in links}
+
+    def allowed(i: int, j: int) -> bool:
+        for a, b in ((i, j), (j, i)):
+            limit = limits.get((a, b))
+            if limit is not None and offsets[b] - offsets[a] <= limit:
+                return True
+        return False
+
+    return allowed
+
+
+def _linked_first_fit(arrays: BufferArrays, order: np.ndarray,
+                      links: Sequence[Link]) -> np.ndarray:
+    """First fit in ``order``: each buffer takes the lowest start outside every forbidden
+    interval its placed, time-intersecting neighbours impose. A plain neighbour q forbids
+    starts in (q - size, q_end); a linked input a forbids (a + max_delta, a_end) to its output;
+    a linked output b forbids (b - size, b - max_delta) to its input."""
+    n = len(arrays)
+    sizes = arrays.sizes.tolist()
+    firsts = arrays.firsts.tolist()
+    lasts = arrays.lasts.tolist()
+    partner: dict[tuple[int, int], tuple[str, int]] = {}
+    for link in links:
+        partner[(link.b, link.a)] = ("input", link.max_delta)
+        partner[(link.a, link.b)] = ("output", link.max_delta)
+    offsets = np.zeros(n, dtype=np.int64)
+    placed: list[int] = []
+    for i in order.tolist():
+        size = sizes[i]
+        if arrays.fixed[i]:
+            offsets[i] = int(arrays.offsets[i])
+            placed.append(i)
+            continue
+        spans = []
+        for q in placed:
+            if firsts[q] > lasts[i] or firsts[i] > lasts[q] or sizes[q] == 0 or size == 0:
+                continue
+            oq = int(offsets[q])
+            rel = partner.get((i, q))
+            if rel is None:
+                spans.append((oq - size, oq + sizes[q]))
+            elif rel[0] == "input":  # q is i's input: i may start at most max_delta above q
+                spans.append((oq + rel[1], oq + sizes[q]))
+            else:  # q is i's output: q must start at most max_delta above i
+                spans.append((oq - size, oq - rel[1]))
+        start = 0
+        for lo, hi in sorted(spans):
+            if lo >= hi:
+                continue
+            if start <= lo:
+                break
+            start = max(start, hi)
+        offsets[i] = start
+        placed.append(i)
+    return offsets
+
+
+def _linked_orders(arrays: BufferArrays) -> dict[str, np.ndarray]:
+    """Visiting orders for the linked first fit: TFLM's, and by first use either way."""
+    index = np.arange(len(arrays), dtype=np.int64)
+    fixed, online = index[arrays.fixed], index[~arrays.fixed]
+    size, first = arrays.sizes[online], arrays.firsts[online]
+    keys = {"greedy": (-online, -size), "first-use": (-size, first),
+            "last-use": (-size, -arrays.lasts[online])}
+    return {name: np.concatenate([fixed, online[np.lexsort(key)]]) for name, key in keys.items()}
 
 
 @dataclass(frozen=True)
@@ -124,7 +243,7 @@ def _highest_gap(live: list[tuple[int, int]], size: int, height: int) -> int | N
 
 
 def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
-           budget_s: float) -> tuple[np.ndarray, bool] | None:
+           budget_s: float, links: Sequence[Link] = ()) -> tuple[np.ndarray, bool] | None:
     """CP-SAT: offsets in 16-byte units when every size and fixed offset allows it, a
     disjunction for every pair of time-intersecting buffers, minimise the head. Returns
     (offsets, proven_optimal) or None when OR-Tools is absent or nothing was found."""
@@ -137,7 +256,9 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
     given = arrays.offsets.tolist()
     fixed = arrays.fixed.tolist()
     unit = 16 if all(s % 16 == 0 for s in sizes) and all(
-        o % 16 == 0 for o, f in zip(given, fixed) if f) else 1
+        o % 16 == 0 for o, f in zip(given, fixed) if f) and all(
+        link.max_delta % 16 == 0 for link in links) else 1
+    limits = {(min(k.a, k.b), max(k.a, k.b)): k for k in links}
     model = cp_model.CpModel()
     top = upper // unit + 1
     offs = []
@@ -160,6 +281,12 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
             if sizes[i] == 0 or sizes[j] == 0:
                 continue
             below = model.NewBoolVar(f"b{i}_{j}")
+            link = limits.get((i, j))
+            if link is not None and not (fixed[i] or fixed[j]):
+                a, b = link.a, link.b
+                model.Add(offs[b] <= offs[a] + link.max_delta // unit).OnlyEnforceIf(below)
+                model.Add(offs[b] >= offs[a] + sizes[a] // unit).OnlyEnforceIf(below.Not())
+                continue
             model.Add(offs[i] + sizes[i] // unit <= offs[j]).OnlyEnforceIf(below)
             model.Add(offs[j] + sizes[j] // unit <= offs[i]).OnlyEnforceIf(below.Not())
     for i in range(n):
@@ -177,18 +304,19 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
 
 
 def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: int = 0,
-                exact: bool = True, clock: Callable[[], float] = time.perf_counter
-                ) -> SearchResult:
+                exact: bool = True, clock: Callable[[], float] = time.perf_counter,
+                links: Sequence[Link] = ()) -> SearchResult:
     """The smallest plan found within ``time_budget_s``; never larger than TFLM's greedy.
 
-    The result is verified (no two live buffers overlap, fixed offsets kept) before it is
-    returned. ``optimal`` is True only when proven: the head equals the lower bound, or the
-    exact solver proved it.
+    The result is verified (no two live buffers overlap, fixed offsets kept; linked pairs
+    only at a permitted displacement) before it is returned. ``optimal`` is True only when
+    proven: the head equals the lower bound, or the exact solver proved it.
     """
     start = clock()
     deadline = start + max(time_budget_s, 0.0)
     arrays = buffer_arrays(buffers)
-    bound = lower_bound(buffers)
+    links = tuple(k for k in links if not (arrays.fixed[k.a] or arrays.fixed[k.b]))
+    bound = linked_lower_bound(buffers, links)
     best = first_fit_offsets(arrays, greedy_order(arrays))
     greedy_head = best_head = _head(arrays, best)
     method = "greedy"
@@ -203,6 +331,11 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
             best, best_head, method = offsets, head, name
             optimal = head <= bound
 
+    if not optimal and links:
+        for name, order in _linked_orders(arrays).items():
+            consider(_linked_first_fit(arrays, order, links), f"linked:{name}")
+            if optimal or clock() > deadline:
+                break
     if not optimal:
         for name, order in _orders(arrays).items():
             consider(first_fit_offsets(arrays, order), f"order:{name}")
@@ -213,7 +346,7 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
     if not optimal and exact and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS:
         remaining = deadline - clock()
         if remaining > 0.02:
-            found = _exact(arrays, best, best_head, bound, remaining * 0.8)
+            found = _exact(arrays, best, best_head, bound, remaining * 0.8, links)
             if found is not None:
                 offsets, proven = found
                 consider(offsets, "exact")
@@ -227,10 +360,14 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
         while clock() < deadline and not optimal:
             noisy = sizes * rng.uniform(0.7, 1.3, size=sizes.shape)
             order = np.concatenate([fixed, online[np.argsort(-noisy, kind="stable")]])
-            consider(first_fit_offsets(arrays, order), "random")
+            if links:
+                consider(_linked_first_fit(arrays, order, links), "linked:random")
+            else:
+                consider(first_fit_offsets(arrays, order), "random")
     plan = Plan(tuple(int(o) for o in best), tuple(buffers))
-    verify_plan(plan)
+    verify_plan(plan, allowed_overlaps=link_allowed(links, plan.offsets) if links else None)
     return SearchResult(plan, bound, greedy_head, optimal, method, clock() - start)
 
 
-__all__ = ["EXACT_MAX_BUFFERS", "SearchResult", "search_plan"]
+__all__ = ["EXACT_MAX_BUFFERS", "Link", "SearchResult", "link_allowed", "link_overlap",
+           "linked_lower_bound", "search_plan"]

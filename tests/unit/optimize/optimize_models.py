@@ -133,5 +133,83 @@ def reorder_model() -> bytes:
     return g.b.build()
 
 
+def _float_conv(b: ModelBuilder, rng: np.random.Generator, x: int, shape_in: tuple[int, ...],
+                cout: int, name: str) -> int:
+    _, h, w, c = shape_in
+    wt = b.add_constant(f"{name}_w", rng.normal(0, 0.5, (cout, 1, 1, c)).astype(np.float32))
+    bt = b.add_constant(f"{name}_b", rng.normal(0, 0.2, cout).astype(np.float32))
+    y = b.add_tensor(name, (1, h, w, cout), "float32")
+    b.add_operator("CONV_2D", [x, wt, bt], [y], padding="VALID", stride_w=1, stride_h=1)
+    return y
+
+
+def window_model(op: str, k: int = 3, stride: int = 1, padding: str = "SAME",
+                 dilation: int = 1, dtype: str = "int8", multiplier: int = 1,
+                 channels: int = 8, size: int = 12, pads: tuple[tuple[int, int], ...] = (
+                     (0, 0), (1, 1), (1, 1), (0, 0))) -> bytes:
+    """x (1 channel) -> 1x1 conv -> a -> OP -> b -> 1x1 conv -> y (1 channel).
+
+    ``a`` has ``channels`` channels at full resolution, so the step of OP (a and b live) is
+    the peak unless b may overlap a (rule (c)). OP is CONV_2D (``channels`` out),
+    DEPTHWISE_CONV_2D (``multiplier``), AVERAGE_POOL_2D, MAX_POOL_2D or PAD (``pads``).
+    """
+    rng = np.random.default_rng(_RNG_SEED + k + 10 * stride + 100 * dilation)
+    b = ModelBuilder(description="tinyarena rule (c) test")
+    shape = (1, size, size, 1)
+    mid = (1, size, size, channels)
+    q = dtype == "int8"
+    qa: dict[str, Any] = {"scale": 0.05, "zero_point": -2} if q else {}
+    x = b.add_input("x", shape, dtype, **({"scale": 0.05, "zero_point": 0} if q else {}))
+    g = _Chain()
+    g.b = b
+    g.rng = rng
+    a = g.conv(x, 0.05, shape, channels, 0.05, -2) if q else _float_conv(b, rng, x, shape,
+                                                                         channels, "a")
+    c = channels
+    if op in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        from tinyarena.kernels._conv_common import compute_padding_height_width
+
+        _, oh, ow = compute_padding_height_width(stride, stride, dilation, dilation, size,
+                                                 size, k, k, padding)
+        cout = c * multiplier if op == "DEPTHWISE_CONV_2D" else c
+        out_shape = (1, oh, ow, cout)
+        out_q: dict[str, Any] = {"scale": 0.07, "zero_point": 3} if q else {}
+        if op.endswith("POOL_2D"):
+            out_q = qa
+        y = b.add_tensor("b", out_shape, dtype, **out_q)
+        common = {"padding": padding, "stride_w": stride, "stride_h": stride}
+        if op.endswith("POOL_2D"):
+            b.add_operator(op, [a], [y], filter_width=k, filter_height=k, **common)
+        else:
+            wshape = (cout, k, k, c) if op == "CONV_2D" else (1, k, k, cout)
+            wf = rng.normal(0, 0.3, wshape)
+            bf = rng.normal(0, 0.2, cout)
+            if q:
+                wq, ws = quant.quantize_weights(wf, axis=0 if op == "CONV_2D" else 3)
+                wt = b.add_constant("w", wq, scale=ws, zero_point=0,
+                                    quantized_dimension=0 if op == "CONV_2D" else 3)
+                bq, bs = quant.quantize_bias(bf, 0.05, ws)
+                bt = b.add_constant("bias", bq, scale=bs, zero_point=0)
+            else:
+                wt = b.add_constant("w", wf.astype(np.float32))
+                bt = b.add_constant("bias", bf.astype(np.float32))
+            extra = {"depth_multiplier": multiplier} if op == "DEPTHWISE_CONV_2D" else {}
+            b.add_operator(op, [a, wt, bt], [y], dilation_w_factor=dilation,
+                           dilation_h_factor=dilation, **common, **extra)
+    elif op == "PAD":
+        out_shape = tuple(d + lo + hi for d, (lo, hi) in zip(mid, pads))
+        pt = b.add_constant("pads", np.array(pads, np.int32))
+        y = b.add_tensor("b", out_shape, dtype, **qa)
+        b.add_operator("PAD", [a, pt], [y])
+    else:
+        raise ValueError(op)
+    if q:
+        out = g.conv(y, 0.07, out_shape, 1, 0.1, 0)
+    else:
+        out = _float_conv(b, rng, y, out_shape, 1, "y")
+    b.mark_output(out)
+    return b.build()
+
+
 __all__ = ["BINARY_OPS", "SHAPE", "UNARY_OPS", "elementwise_model", "reorder_model",
-           "view_model"]
+           "view_model", "window_model"]

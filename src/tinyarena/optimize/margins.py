@@ -1,0 +1,242 @@
+"""How far an op's output may overlap its own input (rule (c) of ``overlap``).
+
+TFLM's reference CONV_2D (``reference_ops::Conv``, ``reference_integer_ops::ConvPerChannel``),
+DEPTHWISE_CONV_2D (``reference_ops::DepthwiseConv``, ``reference_integer_ops::
+DepthwiseConvPerChannel``) and pooling (``reference_ops::AveragePool``/``MaxPool``,
+``reference_integer_ops::AveragePool``/``MaxPool``) share one loop nest:
+
+    for batch, out_y, out_x:               # output pixels in memory order
+        for out_channel (conv) | in_channel, m (depthwise) | channel (pool):
+            read the element's receptive field, then write the element
+
+Depthwise writes channel ``in_channel * multiplier + m``, so in every kernel the output
+elements are written one by one in increasing address order, each after all of its own reads.
+PAD (``reference_ops::PadImpl``) walks the output in memory order too, writing either the pad
+value or the next input element (``*out_ptr++ = *in_ptr++``).
+
+Derivation of the margin. Measure addresses from the input's first byte and let the output
+start at ``d``. Output element k (write order = memory order) occupies ``[d + k*eo,
+d + (k+1)*eo)``. Let ``need(k)`` be the lowest input byte read by any element written after k.
+Because writes only ever grow one contiguous block upwards from ``d``, the plan is safe when
+``d + (k+1)*eo <= need(k)`` for every k that has a later reader; hence
+
+    dF = min over k of (need(k) - (k+1)*eo)
+
+and every ``d <= dF`` is safe. The bound is tight: at ``d = dF + 1`` the write of the binding
+element k covers byte ``dF + (k+1)*eo = need(k)``, which a later element still reads.
+
+For the window ops, element (pixel p, channel j) reads lowest the first valid tap of its
+window: byte ``base(p) + chan(j)`` with ``base(p) = first_pixel(p) * in_channels * ei`` and
+``chan(j)`` the channel offset it starts at (conv: its group's first input channel; depthwise:
+``j // multiplier``; pooling: ``j``), times ``ei``. ``chan`` never decreases with j, so inside
+a pixel the next element is the binding later reader, and the last channel of a pixel is
+bound by ``S(p+1)``, the lowest ``base`` of any later pixel. With ``Co`` output channels:
+
+    dF = min( min_p [base(p) - p*Co*eo] + min_{1<=j<Co} [chan(j) - j*eo],
+              min_{p<P-1} [S(p+1) - (p+1)*Co*eo] )
+
+(pixels whose window lies wholly in the padding read nothing and drop out). For PAD with
+equal element sizes, ``need(k) - (k+1)*e`` is minus the pad elements written so far, so dF is
+minus the bytes of padding written before the last input element.
+
+None means no element has a later reader: any placement is safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from tinyarena.kernels._conv_common import compute_padding_height_width
+from tinyarena.model.types import TFLM_TYPE_SIZES, Model, Operator
+
+WINDOW_KINDS = ("conv", "depthwise", "pool")
+MARGIN_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+                        "PAD", "PADV2"})
+"""Ops whose reference kernels have the traversal order derived above."""
+
+
+@dataclass(frozen=True)
+class WindowGeometry:
+    """One reference window op on NHWC tensors.
+
+    ``pad_top``/``pad_left`` are the leading paddings TFLM computes
+    (``ComputePaddingHeightWidth``). ``groups`` applies to conv (input channels / filter input
+    channels), ``depth_multiplier`` to depthwise. ``in_elem``/``out_elem`` are element sizes in
+    bytes.
+    """
+
+    kind: str
+    batches: int
+    in_h: int
+    in_w: int
+    in_c: int
+    out_h: int
+    out_w: int
+    out_c: int
+    filter_h: int
+    filter_w: int
+    stride_h: int = 1
+    stride_w: int = 1
+    dilation_h: int = 1
+    dilation_w: int = 1
+    pad_top: int = 0
+    pad_left: int = 0
+    in_elem: int = 1
+    out_elem: int = 1
+    groups: int = 1
+    depth_multiplier: int = 1
+
+
+def _first_taps(out_size: int, stride: int, pad: int, dilation: int, taps: int,
+                in_size: int) -> np.ndarray:
+    """Per output row (or column): the first input row inside the image that its window
+    reads, or -1 when every tap falls in the padding (the kernels skip those taps)."""
+    origin = np.arange(out_size, dtype=np.int64) * stride - pad
+    first_tap = np.where(origin < 0, (-origin + dilation - 1) // dilation, 0)
+    first = origin + first_tap * dilation
+    valid = (first_tap < taps) & (first < in_size)
+    return np.where(valid, first, -1)
+
+
+def _channel_offsets(g: WindowGeometry) -> np.ndarray:
+    """chan(j) in bytes: where output channel j starts reading inside an input pixel."""
+    j = np.arange(g.out_c, dtype=np.int64)
+    if g.kind == "conv":
+        per_group = max(g.out_c // max(g.groups, 1), 1)
+        return (j // per_group) * (g.in_c // max(g.groups, 1)) * g.in_elem
+    if g.kind == "depthwise":
+        return (j // max(g.depth_multiplier, 1)) * g.in_elem
+    return j * g.in_elem
+
+
+def window_margin(g: WindowGeometry) -> int | None:
+    """dF for CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D or MAX_POOL_2D (module docstring):
+    the output may start at most dF bytes above the input's start (dF is usually negative:
+    that many bytes below). None: unconstrained."""
+    if g.kind not in WINDOW_KINDS:
+        raise ValueError(f"unknown window kind {g.kind!r}")
+    ys = _first_taps(g.out_h, g.stride_h, g.pad_top, g.dilation_h, g.filter_h, g.in_h)
+    xs = _first_taps(g.out_w, g.stride_w, g.pad_left, g.dilation_w, g.filter_w, g.in_w)
+    pixel = (np.arange(g.batches, dtype=np.int64)[:, None, None] * (g.in_h * g.in_w)
+             + ys[None, :, None] * g.in_w + xs[None, None, :])
+    reads = (ys[None, :, None] >= 0) & (xs[None, None, :] >= 0) & (g.batches > 0)
+    base = np.where(reads, pixel * (g.in_c * g.in_elem), np.iinfo(np.int64).max).reshape(-1)
+    n_pix = base.size
+    if n_pix == 0 or g.out_c == 0:
+        return None
+    big = np.iinfo(np.int64).max
+    written = np.arange(n_pix, dtype=np.int64) * (g.out_c * g.out_elem)
+    candidates: list[int] = []
+    if g.out_c >= 2:
+        j = np.arange(1, g.out_c, dtype=np.int64)
+        chan_term = int((_channel_offsets(g)[1:] - j * g.out_elem).min())
+        live = base != big
+        if live.any():
+            candidates.append(int((base[live] - written[live]).min()) + chan_term)
+    if n_pix >= 2:
+        later = np.minimum.accumulate(base[::-1])[::-1][1:]  # S(p+1) for p = 0..P-2
+        ok = later != big
+        if ok.any():
+            candidates.append(int((later[ok] - written[1:][ok]).min()))
+    return min(candidates) if candidates else None
+
+
+def pad_margin(in_shape: Sequence[int], before: Sequence[int], out_shape: Sequence[int],
+               elem: int) -> int | None:
+    """dF for PAD/PADV2 (``PadImpl``): minus the bytes of padding written before the last
+    input element is copied. ``before[i]`` is the leading padding of dimension i."""
+    if len(in_shape) != len(out_shape) or len(before) != len(in_shape):
+        raise ValueError("PAD margin needs one leading padding per dimension")
+    n_in = int(np.prod(in_shape, dtype=np.int64)) if len(in_shape) else 1
+    if n_in == 0:
+        return None
+    last = tuple(int(s) - 1 + int(b) for s, b in zip(in_shape, before))
+    k_last = int(np.ravel_multi_index(last, tuple(int(s) for s in out_shape))) if last else 0
+    if k_last == 0:  # the only input element is copied first: nothing is read after a write
+        return None
+    return -(k_last - (n_in - 1)) * elem
+
+
+def op_geometry(model: Model, op: Operator) -> WindowGeometry | None:
+    """The window geometry TFLM's kernel uses for ``op`` of subgraph 0, or None when ``op`` is
+    not a window op, or its options or shapes are not ones the margin is derived for."""
+    if op.name not in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        return None
+    sg = model.subgraphs[0]
+    if op.options_absent or len(op.inputs) < 1 or len(op.outputs) != 1 or op.inputs[0] < 0:
+        return None
+    x, y = sg.tensors[op.inputs[0]], sg.tensors[op.outputs[0]]
+    ei, eo = TFLM_TYPE_SIZES.get(x.type), TFLM_TYPE_SIZES.get(y.type)
+    if ei is None or eo is None or len(x.shape) != 4 or len(y.shape) != 4:
+        return None
+    o = op.options
+    if o.stride_h <= 0 or o.stride_w <= 0:
+        return None
+    n, h, w, c = (int(v) for v in x.shape)
+    _, oh, ow, oc = (int(v) for v in y.shape)
+    if op.name == "AVERAGE_POOL_2D" or op.name == "MAX_POOL_2D":
+        kh, kw, dh, dw = o.filter_height, o.filter_width, 1, 1
+        kind, groups, mult = "pool", 1, 1
+        if oc != c:
+            return None
+    else:
+        if len(op.inputs) < 2 or op.inputs[1] < 0:
+            return None
+        f = sg.tensors[op.inputs[1]]
+        if len(f.shape) != 4:
+            return None
+        kh, kw = int(f.shape[1]), int(f.shape[2])
+        dh, dw = o.dilation_h_factor, o.dilation_w_factor
+        if op.name == "CONV_2D":
+            kind, mult = "conv", 1
+            fid = int(f.shape[3])
+            if fid <= 0 or c % fid or oc % (c // fid):
+                return None
+            groups = c // fid
+        else:
+            kind, groups, mult = "depthwise", 1, int(o.depth_multiplier)
+            if mult <= 0 or c * mult != oc:
+                return None
+    if dh <= 0 or dw <= 0 or kh <= 0 or kw <= 0:
+        return None
+    pad, _, _ = compute_padding_height_width(o.stride_h, o.stride_w, dh, dw, h, w, kh, kw,
+                                             o.padding)
+    return WindowGeometry(kind, n, h, w, c, oh, ow, oc, kh, kw, o.stride_h, o.stride_w, dh, dw,
+                          pad.height, pad.width, ei, eo, groups, mult)
+
+
+def op_margin(model: Model, op: Operator) -> int | None:
+    """dF in bytes for ``op`` of subgraph 0 reading input 0 and writing output 0, or None when
+    rule (c) has no derivation for it. An op with no later reader gets the input's byte size
+    (every overlapping start is safe)."""
+    sg = model.subgraphs[0]
+    if op.name not in MARGIN_OPS or not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
+        return None
+    x = sg.tensors[op.inputs[0]]
+    if x.tflm_nbytes is None:
+        return None
+    if op.name in ("PAD", "PADV2"):
+        y = sg.tensors[op.outputs[0]]
+        if len(op.inputs) < 2 or op.inputs[1] < 0 or x.type != y.type:
+            return None
+        pads = sg.tensors[op.inputs[1]].data
+        if pads is None or np.asarray(pads).size != 2 * len(x.shape) or len(x.shape) > 5:
+            return None
+        before = np.asarray(pads).reshape(-1, 2)[:, 0]
+        if (before < 0).any() or len(y.shape) != len(x.shape):
+            return None
+        margin = pad_margin(x.shape, [int(b) for b in before], y.shape,
+                            TFLM_TYPE_SIZES[x.type])
+    else:
+        geom = op_geometry(model, op)
+        if geom is None:
+            return None
+        margin = window_margin(geom)
+    return x.tflm_nbytes if margin is None else margin
+
+
+__all__ = ["MARGIN_OPS", "WINDOW_KINDS", "WindowGeometry", "op_geometry", "op_margin",
+           "pad_margin", "window_margin"]
