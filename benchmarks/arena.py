@@ -9,10 +9,15 @@ seeds 0..N-1), columns:
 * bound      the live-bytes lower bound of the original order, lifetimes only;
 * optimal    tinyarena's best plan for the same order without overlap (``plan --planner
              optimal``), as TFLM runs it when pinned;
-* optimized  the predicted head of ``optimize_model`` (reordering and --overlap safe);
+* views      the predicted head of ``optimize_model`` with --overlap views (reordering,
+             views only: no rule (b) or (c));
+* optimized  the predicted head of ``optimize_model`` (reordering and --overlap safe, i.e.
+             rules (a), (b) and (c): partial overlap of conv/depthwise/pooling/PAD outputs
+             with their dying inputs; safe for TFLM's reference kernels only);
 * wheel      the head the wheel records when it loads the optimized model (must equal
              ``optimized``);
-* saved      greedy - wheel, and the bound the optimized plan is certified against.
+* saved      greedy - wheel (and as a percentage of greedy), and the bound the optimized plan
+             is certified against; ``partial`` counts the rule-(c) overlaps the plan uses.
 
 Needs the tflite-micro wheel (tests/tflm_oracle.py). Times drift between runs; only heads are
 compared.
@@ -43,6 +48,7 @@ def measure(name: str, data: bytes, budget: float) -> dict[str, object]:
     original = allocate_model(model)
     start = time.perf_counter()
     best = optimal_layout(model, time_budget_s=budget)
+    views = optimize_model(data, overlap="views", time_budget_s=budget)
     result = optimize_model(data, time_budget_s=budget)
     elapsed = time.perf_counter() - start
     wheel = tflm_allocations(result.model).head
@@ -52,9 +58,12 @@ def measure(name: str, data: bytes, budget: float) -> dict[str, object]:
         "predicted_greedy": original.head,
         "bound": original.lower_bound,
         "optimal": best.head,
+        "views": views.after.head,
         "optimized": result.after.head,
         "wheel": wheel,
         "saved": greedy - wheel,
+        "saved_pct": round(100.0 * (greedy - wheel) / greedy, 1) if greedy else 0.0,
+        "partial": len(result.partial),
         "certified_bound": result.lower_bound,
         "proven": result.optimal,
         "reordered": result.reordered,
@@ -80,11 +89,14 @@ def main() -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        cols = ("greedy", "bound", "optimal", "optimized", "wheel", "saved", "certified_bound")
-        print(f"{'model':38}" + "".join(f"{c:>16}" for c in cols) + "  proven reordered aliases")
+        cols = ("greedy", "bound", "optimal", "views", "optimized", "wheel", "saved",
+                "saved_pct", "certified_bound")
+        print(f"{'model':38}" + "".join(f"{c:>15}" for c in cols)
+              + "  proven reordered aliases partial")
         for r in rows:
-            print(f"{str(r['model'])[:38]:38}" + "".join(f"{r[c]:>16}" for c in cols)
-                  + f"  {str(r['proven']):6} {str(r['reordered']):9} {r['aliases']}")
+            print(f"{str(r['model'])[:38]:38}" + "".join(f"{r[c]:>15}" for c in cols)
+                  + f"  {str(r['proven']):6} {str(r['reordered']):9} {r['aliases']:7} "
+                  + f"{r['partial']}")
     mismatches = [r["model"] for r in rows if r["wheel"] != r["optimized"]
                   or r["greedy"] != r["predicted_greedy"]]
     if mismatches:

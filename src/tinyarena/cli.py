@@ -99,7 +99,8 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize.report import render_optimize
 
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
-                            time_budget_s=args.time_budget, target=args.target)
+                            time_budget_s=args.time_budget, target=args.target,
+                            kernel_set=args.kernel_set)
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
     return _emit(args, data, render_optimize(result, args.model, args.output))
@@ -118,8 +119,13 @@ def _cmd_optimize(sub: Any) -> None:
                    help="search a better operator order (default on)")
     p.add_argument("--overlap", choices=("none", "views", "safe"), default="safe",
                    help="which tensors may share bytes: none, views (RESHAPE/SQUEEZE/"
-                        "EXPAND_DIMS outputs on their input), safe (views and element-wise "
-                        "ops in place; TFLM reference kernels only). Default safe")
+                        "EXPAND_DIMS outputs on their input), safe (views, element-wise "
+                        "ops in place, and conv/depthwise/pooling/PAD outputs partly over "
+                        "their dying input; TFLM reference kernels only). Default safe")
+    p.add_argument("--kernel-set", default="reference", metavar="NAME",
+                   help="the kernels the firmware runs: reference (TFLM's reference kernels, "
+                        "as in the pip wheel; default) or another name (e.g. cmsis-nn), for "
+                        "which --overlap safe is refused")
     p.add_argument("--time-budget", type=float, default=1.0, metavar="SECONDS",
                    help="time for the placement search (default 1)")
     p.add_argument("--target", choices=("host-x64", "arm32", "arm32-short-enums"),

@@ -336,3 +336,18 @@ def test_requantize_inplace_single_shift_form_matches_scalar_c(shifts: list[int]
     expected = np.array([[min(32767, max(-32768, _mbqm(int(v), int(m[j]), int(s[j])) + 5))
                           for j, v in enumerate(row)] for row in acc])
     assert np.array_equal(out, expected)
+
+
+def test_srdhm_and_rdbp_match_scalar_c_on_signed_operands() -> None:
+    """Both operands of SRDHM signed (the fixed-point softmax/logistic use negative
+    multipliers), and RDBP with scalar exponents (its fast path) against the C transcription."""
+    rng = np.random.default_rng(21)
+    edges = np.array([0, 1, -1, I32_MIN, I32_MAX, 2**30, -(2**30), I32_MIN + 1])
+    a = np.concatenate([rng.integers(I32_MIN, I32_MAX, 2000, endpoint=True), edges, edges])
+    b = np.concatenate([rng.integers(I32_MIN, I32_MAX, 2000, endpoint=True), edges,
+                        edges[::-1]])
+    got = q.saturating_rounding_doubling_high_mul(a, b)
+    assert got.tolist() == [_srdhm(int(x), int(y)) for x, y in zip(a, b)]
+    for e in (0, 1, 2, 7, 20, 31):
+        assert q.rounding_divide_by_pot(a, e).tolist() == [_rdbpot(int(x), e) for x in a]
+        assert int(q.rounding_divide_by_pot(int(a[3]), e)) == _rdbpot(int(a[3]), e)

@@ -70,8 +70,8 @@ def _check(original: bytes, result, runs: int = 3, interpreter: bool = True) -> 
             assert np.array_equal(e, g)
         if interpreter:
             # tinyarena's interpreter on the optimized plan gives what it gives on the original
-            # (its kernels compute a full result before writing the output view, so overlaps
-            # inside alias groups are safe for it too).
+            # (only for models whose kernels are overlap-safe in tinyarena: see
+            # tests/unit/optimize/test_overlap_interpreter.py for MAX_POOL_2D VALID and PAD).
             outs = []
             for model in (original, result.model):
                 ip = Interpreter(model)
@@ -174,7 +174,8 @@ WINDOW_CASES = [
     ("CONV_2D", 1, 2, "VALID", 1, "float32", 1),
     ("DEPTHWISE_CONV_2D", 3, 1, "SAME", 1, "int8", 1),
     ("DEPTHWISE_CONV_2D", 3, 2, "SAME", 1, "int8", 2),
-    ("DEPTHWISE_CONV_2D", 5, 1, "VALID", 2, "int8", 1),
+    ("DEPTHWISE_CONV_2D", 3, 1, "VALID", 2, "int8", 1),
+    ("DEPTHWISE_CONV_2D", 5, 1, "SAME", 2, "int8", 1),
     ("DEPTHWISE_CONV_2D", 3, 1, "SAME", 1, "float32", 2),
     ("AVERAGE_POOL_2D", 2, 2, "VALID", 1, "int8", 1),
     ("AVERAGE_POOL_2D", 3, 1, "SAME", 1, "float32", 1),
@@ -211,14 +212,33 @@ def test_partial_overlap_of_pad(dtype: str, pads: tuple[tuple[int, int], ...]) -
     _check(data, result, runs=3, interpreter=False)
 
 
-def test_partial_overlap_pinned_at_the_margin() -> None:
-    """Hand-checked plan at the margin itself. A 3x3 SAME conv on 12x12x8 int8 (1152 bytes
-    each side): element (pixel p, channel j < 7) must stay below the first byte of p's
-    window, which lies 13 pixels (104 bytes) back from p for interior pixels and 0 bytes for
-    p = 0, so dF = -(13*8) - 7 = -111 ... the tightest pixel sets it; the optimizer rounds it
-    down to -112, and the wheel run with the output pinned exactly there is bit-identical."""
+@pytest.mark.parametrize("shift,identical", [(-111, True), (-110, False)])
+def test_wheel_at_the_exact_margin(shift: int, identical: bool) -> None:
+    """The real TFLM with the output pinned at exactly dF, and one byte higher.
+
+    3x3 SAME conv, 12x12x8 int8 both sides. Worked by hand: output element (pixel p, channel
+    j) is written after reading p's window; the next element (p, j+1) reads the window again
+    from its first byte, 13 pixels (104 bytes) before p for interior pixels. So writing
+    channel j <= 6 of p needs d + 8p + j + 1 <= 8p - 104, tightest at j = 6: d <= -111.
+    At -110 the write of channel 6 lands on a byte channel 7 still reads: the wheel's output
+    changes."""
     data = window_model("CONV_2D", 3, 1, "SAME", 1, "int8", 1)
     model = read_model(data)
     from tinyarena.optimize.margins import op_margin
+    from tinyarena.optimize.offline import encode_offline_plan
+    from tinyarena.rewrite.rewriter import rewrite_model
 
-    assert op_margin(model, model.subgraphs[0].operators[1]) == -111
+    ops = model.subgraphs[0].operators
+    assert op_margin(model, ops[1]) == -111
+    x, a, b, y = ops[0].inputs[0], ops[1].inputs[0], ops[1].outputs[0], ops[2].outputs[0]
+    offsets = [-1] * len(model.subgraphs[0].tensors)
+    # x (144 B) and a (1152 B) are live together; b and y are placed after x has died.
+    offsets[x], offsets[a], offsets[b], offsets[y] = 0, 400, 400 + shift, 2000
+    pinned = rewrite_model(data, metadata={"OfflineMemoryAllocation":
+                                           encode_offline_plan(offsets, 1)})
+    same = True
+    for seed in range(3):
+        feed = _inputs(data, seed)
+        same &= all(np.array_equal(e, g) for e, g in zip(tflm_run(data, feed),
+                                                         tflm_run(pinned, feed)))
+    assert same == identical

@@ -320,9 +320,15 @@ def fill_phased(buf: np.ndarray, geom: ConvGeometry, x: np.ndarray, offset: int,
         src = x[:, :, first::sw, :]
         if repeat == 1:
             np.add(src, offset, out=dst, dtype=buf.dtype, casting="unsafe")
-        else:
+        elif c >= repeat:
             np.add(src[..., None], offset, out=dst.reshape(n, h, count, c, repeat),
                    dtype=buf.dtype, casting="unsafe")
+        else:  # few input channels (a grayscale first layer): one pass per replica is faster
+            # than a broadcast whose inner loop is only ``repeat`` long
+            rep = dst.reshape(n, h, count, c, repeat)
+            np.add(src, offset, out=rep[..., 0], dtype=buf.dtype, casting="unsafe")
+            for m in range(1, repeat):
+                np.copyto(rep[..., m], rep[..., 0])
 
 
 def phased_tap(buf: np.ndarray, geom: ConvGeometry, ky: int, kx: int) -> np.ndarray:

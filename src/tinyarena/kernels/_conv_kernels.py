@@ -156,6 +156,20 @@ class ConvData:
     ws_acc: int
     ws_acci: int
     ws_tmp: int
+    gemm_dtype: Any = np.float64  # of the padded input, im2col tiles, weights and GEMM sums
+
+
+def float32_gemm_is_exact(filt: np.ndarray, input_offset: int) -> bool:
+    """Can an int8 conv run its GEMM in float32 and still get the exact integer sums?
+
+    Every product and every partial sum, in whatever order BLAS adds them, is bounded by
+    max|x + input_offset| * sum_k |w[o, k]| for the worst output channel o; below 2**24 all
+    of them are integers float32 represents exactly, so the result is the int32 sum TFLM
+    computes. Halves the GEMM's time and memory traffic for typical int8 layers.
+    """
+    x_max = max(abs(-128 + input_offset), abs(127 + input_offset))
+    w = np.abs(np.asarray(filt, dtype=np.int64).reshape(filt.shape[0], -1))
+    return int(w.sum(axis=1).max(initial=0)) * x_max < (1 << 24)
 
 
 def _conv_wmat(filt: np.ndarray, groups: int, dtype: Any) -> np.ndarray:
@@ -202,7 +216,10 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         if kind == KIND_INT8:
             input_offset = -tensor_scale_zp(input_t)[1]
     filt = _const(filter_t)
-    wmat = None if filt is None else _conv_wmat(filt, groups, np.float64)
+    gemm_dtype: Any = np.float64
+    if kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(filt, input_offset):
+        gemm_dtype = np.float32
+    wmat = None if filt is None else _conv_wmat(filt, groups, gemm_dtype)
     bias_data = _const(bias_t)
     bias = None
     if bias_data is not None:
@@ -210,9 +227,9 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
     k = geom.filter_h * geom.filter_w * cin_g
     m = geom.batches * geom.out_h * geom.out_w
     exact_float = kind == KIND_FLOAT and k * m * out_c <= EXACT_FLOAT_WORK
-    ws_padded = ctx.request_workspace(geom.padded_shape(geom.in_c), np.float64)
-    ws_cols = ctx.request_workspace((max(1, im2col_workspace_elements(geom, k)),), np.float64)
-    ws_acc = ctx.request_workspace((m, out_c), np.float64)
+    ws_padded = ctx.request_workspace(geom.padded_shape(geom.in_c), gemm_dtype)
+    ws_cols = ctx.request_workspace((max(1, im2col_workspace_elements(geom, k)),), gemm_dtype)
+    ws_acc = ctx.request_workspace((m, out_c), gemm_dtype)
     ws_acci = ws_tmp = -1
     if exact_float:
         ws_tmp = ctx.request_workspace((m, out_c), np.float32)
@@ -220,7 +237,7 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         ws_acci = ctx.request_workspace((m, out_c), np.int64)
         ws_tmp = ctx.request_workspace((m, out_c), np.int64)
     return ConvData(kind, geom, padding, groups, fmin, fmax, input_offset, rq, wmat, bias,
-                    exact_float, ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp)
+                    exact_float, ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype)
 
 
 def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, groups: int,
@@ -296,7 +313,7 @@ def _conv_gemm(data: ConvData, padded: np.ndarray, filt: np.ndarray, acc: np.nda
         return
     cin_g = filt.shape[3]
     per_group = wmat.shape[2]
-    part = np.empty((acc.shape[0], per_group), dtype=np.float64)
+    part = np.empty((acc.shape[0], per_group), dtype=acc.dtype)  # grouped convs: rare
     for g in range(data.groups):
         sub = np.ascontiguousarray(padded[..., g * cin_g:(g + 1) * cin_g])
         im2col_gemm(sub, data.geom, wmat[g], cols, part)

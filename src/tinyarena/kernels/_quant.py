@@ -148,23 +148,23 @@ def saturating_rounding_doubling_high_mul(a: IntOrArray, b: IntOrArray) -> np.nd
     """gemmlowp SaturatingRoundingDoublingHighMul on int32 values held in int64 arrays.
 
     (a*b + nudge) / 2**31 with C's truncating division; nudge is 2**30 for a non-negative
-    product and 1 - 2**30 otherwise. The single overflow case a == b == INT32_MIN saturates.
+    product and 1 - 2**30 otherwise. Both cases equal the floor shift (a*b + 2**30) >> 31
+    (for a negative product, truncating (p + 1 - 2**30) / 2**31 is flooring p + 2**30), which
+    needs fewer numpy passes. The single overflow, a == b == INT32_MIN, is the only product
+    reaching 2**62 and so the only result above INT32_MAX: clamping saturates it.
     """
-    a64 = np.asarray(a, dtype=np.int64)
-    b64 = np.asarray(b, dtype=np.int64)
-    ab = a64 * b64
-    x = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
-    # truncating division by 2**31: floor shift, corrected toward zero for negatives
-    q = (x + np.where(x < 0, _TRUNC_BIAS, 0)) >> 31
-    overflow = (a64 == INT32_MIN) & (b64 == INT32_MIN)
-    if np.any(overflow):
-        q = np.where(overflow, INT32_MAX, q)
-    return q
+    ab = np.multiply(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+    ab += 1 << 30
+    ab >>= 31
+    return np.minimum(ab, INT32_MAX)
 
 
 def rounding_divide_by_pot(x: IntOrArray, exponent: IntOrArray) -> np.ndarray:
     """gemmlowp RoundingDivideByPOT: x / 2**exponent rounded to nearest, ties away from zero."""
     x64 = np.asarray(x, dtype=np.int64)
+    if isinstance(exponent, (int, np.integer)) and exponent >= 1:
+        # (x + 2**(e-1) - [x < 0]) >> e, the same rounding in fewer passes
+        return (x64 + ((1 << (int(exponent) - 1)) - 1) + (x64 >= 0)) >> int(exponent)
     e = np.asarray(exponent, dtype=np.int64)
     mask = (np.int64(1) << e) - 1
     remainder = x64 & mask

@@ -1,7 +1,9 @@
 """Smaller arenas than TFLM's greedy plan, in a model the unmodified TFLM runs (issue 5).
 
 ``optimize_model`` reorders operators, lets views and in-place element-wise ops share bytes,
-searches a placement certified against a lower bound, and pins it in the model as
+lets conv/depthwise/pooling/PAD outputs start inside their dying input within a margin derived
+from TFLM's reference loop order (``margins``), searches a placement certified against a
+lower bound, and pins it in the model as
 OfflineMemoryAllocation metadata. ``search_plan`` is the placement search on plain buffers.
 """
 

@@ -28,10 +28,15 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
         how = "exact" if result.order_exact else "heuristic"
         lines.append(f"operator order: {'changed' if result.reordered else 'kept'} ({how} "
                      f"search)")
-    lines.append(f"overlap: {result.overlap} (kernel set {result.kernel_set}); "
-                 f"{len(result.aliases)} tensor(s) share bytes")
+    safe_for = (f"safe only for kernel set {result.kernel_set}" if result.overlap == "safe"
+                else "safe for any kernel set")
+    lines.append(f"overlap: {result.overlap}; the plan is {safe_for}; "
+                 f"{len(result.aliases) + len(result.partial)} tensor(s) share bytes")
     for op, name, rule, kept, merged in result.aliases:
         lines.append(f"  op {op} {name}: tensor {merged} on tensor {kept} ({rule})")
+    for p, shift in zip(result.partial, result.shifts):
+        lines.append(f"  op {p.op} {p.op_name}: output tensor {p.output} starts {shift} bytes "
+                     f"from input tensor {p.input} (partial overlap, margin {p.margin})")
     lines.extend(f"note: {n}" for n in result.notes)
     return "\n".join(lines)
 

@@ -114,3 +114,70 @@ def test_cli_json(tmp_path, capsys) -> None:
     assert "proven optimal" in text and "head" in text
     assert main(["plan", str(src), "--planner", "optimal", "--json"]) == 0
     json.loads(capsys.readouterr().out)
+
+
+def test_partial_overlap_one_by_one_conv_hand_computed() -> None:
+    """x (12x12x1, graph input, 144 B) -> 1x1 conv -> a (1152 B) -> 1x1 conv 8->8 -> b
+    (1152 B) -> 1x1 conv -> y (144 B). Without rule (c) the middle conv's step holds a and b:
+    2304 B. Its margin is -7 (channel j of pixel p is written before channel j+1 rereads byte
+    8p), rounded to -16: a and b fit in 1168 B, so the first conv's step (x + a = 1296 B)
+    becomes the peak."""
+    from optimize_models import window_model
+
+    data = window_model("CONV_2D", 1, 1, "VALID", 1, "int8", 1)
+    views = optimize_model(data, overlap="views", time_budget_s=0.2)
+    result = optimize_model(data, overlap="safe", time_budget_s=0.2)
+    assert views.after.head == 2304
+    assert result.after.head == 1296 == result.lower_bound and result.optimal
+    margins = {p.op: p.margin for p in result.partial}
+    assert margins[1] == -7
+    d = result.to_dict()
+    assert d["kernel_set"] == "reference" and d["safe_for_kernel_sets"] == ["reference"]
+    assert any(p["op"] == 1 and p["shift_bytes"] <= -16 for p in d["partial_overlaps"])
+
+
+def test_partial_overlap_refused_for_unknown_kernels(tmp_path, capsys) -> None:
+    from optimize_models import window_model
+
+    src = tmp_path / "m.tflite"
+    src.write_bytes(window_model("CONV_2D"))
+    with pytest.raises(PlanError, match="conv, depthwise conv, pooling and PAD"):
+        optimize_model(src.read_bytes(), overlap="safe", kernel_set="cmsis-nn")
+    out = tmp_path / "o.tflite"
+    code = main(["optimize", str(src), "-o", str(out), "--kernel-set", "cmsis-nn"])
+    assert code != 0
+    assert "reference kernels" in capsys.readouterr().err
+    assert main(["optimize", str(src), "-o", str(out), "--time-budget", "0.2"]) == 0
+    text = capsys.readouterr().out
+    assert "safe only for kernel set reference" in text and "partial overlap" in text
+
+
+def test_verifier_rejects_partial_overlap_beyond_the_margin() -> None:
+    """The optimized plan passes; moving the conv output one 16-byte unit above its
+    permitted start is rejected."""
+    import dataclasses
+
+    from optimize_models import window_model
+    from tinyarena.optimize.overlap import partial_overlaps
+
+    data = window_model("CONV_2D", 1, 1, "VALID", 1, "int8", 1)
+    model = read_model(data)
+    layout = allocate_model(model)
+    graph = op_graph(model, layout)
+    groups = alias_groups(model, graph, "safe", "reference")
+    partial = partial_overlaps(model, graph, groups)
+    p = next(q for q in partial if q.op == 1)
+    offsets = [-1] * model.tensor_count
+    offsets[model.subgraphs[0].inputs[0]] = 0
+    offsets[p.input] = 2000
+    offsets[p.output] = 2000 + p.max_delta
+    y = model.subgraphs[0].operators[2].outputs[0]
+    offsets[y] = 4000
+    pinned = allocate_model(with_offline_plan(model, offsets))
+    verify_layout(pinned, groups, partial)
+    offsets[p.output] += 16
+    moved = allocate_model(with_offline_plan(model, offsets))
+    with pytest.raises(PlanError, match="share bytes"):
+        verify_layout(moved, groups, partial)
+    with pytest.raises(PlanError, match="share bytes"):
+        verify_layout(pinned, groups, (dataclasses.replace(p, max_delta=p.max_delta - 16),))
