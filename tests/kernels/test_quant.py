@@ -323,6 +323,7 @@ def test_requantize_inplace_single_shift_form_matches_scalar_c(shifts: list[int]
     s = np.array(shifts)
     m = rng.integers(2**30, 2**31 - 1, c)
     m[0] = 2**31 - 1
+    m[-1] = 2**30  # with x = -1: x*M + 2**30 == 0, the corner of the n = [x < 0] shortcut
     ties = (rng.integers(-(2**20), 2**20, (200, 1)) * 2 + 1) << np.maximum(-s - 1, 0)
     acc = np.concatenate([rng.integers(-(2**31), 2**31 - 1, (300, c)),
                           rng.integers(-70000, 70000, (300, c)), np.clip(ties, I32_MIN, I32_MAX),
@@ -330,12 +331,17 @@ def test_requantize_inplace_single_shift_form_matches_scalar_c(shifts: list[int]
                           np.full((1, c), -1)])
     rq = q.ChannelRequant.make(m, s, 5, -32768, 32767)
     assert rq.fused
+    expected = np.array([[min(32767, max(-32768, _mbqm(int(v), int(m[j]), int(s[j])) + 5))
+                          for j, v in enumerate(row)] for row in acc])
     out = np.empty(acc.shape, np.int16)
     work = acc.astype(np.int64)
     q.requantize_inplace(work, rq, out, np.empty_like(work))
-    expected = np.array([[min(32767, max(-32768, _mbqm(int(v), int(m[j]), int(s[j])) + 5))
-                          for j, v in enumerate(row)] for row in acc])
     assert np.array_equal(out, expected)
+    out32 = np.empty(acc.shape, np.int16)  # int32 accumulators widened by the multiply
+    acc32 = acc.astype(np.int32)
+    q.requantize_inplace(acc32, rq, out32, np.empty(acc.shape, np.int64),
+                         work=np.empty(acc.shape, np.int64))
+    assert np.array_equal(out32, expected)
 
 
 def test_srdhm_and_rdbp_match_scalar_c_on_signed_operands() -> None:

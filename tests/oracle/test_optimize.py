@@ -53,7 +53,7 @@ def _inputs(model: bytes, seed: int) -> list[np.ndarray]:
     return out
 
 
-def _check(original: bytes, result, runs: int = 3, interpreter: bool = True) -> None:
+def _check(original: bytes, result, runs: int = 3) -> None:
     """Wheel head == prediction; wheel outputs identical; interpreter honours the plan."""
     report = tflm_allocations(result.model)
     assert (report.head, report.tail, report.total) == (
@@ -68,20 +68,18 @@ def _check(original: bytes, result, runs: int = 3, interpreter: bool = True) -> 
         assert len(expected) == len(got)
         for e, g in zip(expected, got):
             assert np.array_equal(e, g)
-        if interpreter:
-            # tinyarena's interpreter on the optimized plan gives what it gives on the original
-            # (only for models whose kernels are overlap-safe in tinyarena: see
-            # tests/unit/optimize/test_overlap_interpreter.py for MAX_POOL_2D VALID and PAD).
-            outs = []
-            for model in (original, result.model):
-                ip = Interpreter(model)
-                ip.allocate_tensors()
-                for i, x in enumerate(feed):
-                    ip.set_input(i, x)
-                ip.invoke()
-                outs.append([ip.get_output(i) for i in range(len(expected))])
-            for e, g in zip(*outs):
-                assert np.array_equal(e, g)
+        # tinyarena's interpreter, its tensors placed at the optimized plan's overlapping
+        # offsets, gives what it gives on the original.
+        outs = []
+        for model in (original, result.model):
+            ip = Interpreter(model)
+            ip.allocate_tensors()
+            for i, x in enumerate(feed):
+                ip.set_input(i, x)
+            ip.invoke()
+            outs.append([ip.get_output(i) for i in range(len(expected))])
+        for e, g in zip(*outs):
+            assert np.array_equal(e, g)
 
 
 @pytest.mark.parametrize("overlap", ["none", "safe"])
@@ -96,7 +94,7 @@ def test_shared_models(shared_model_name: str, overlap: str) -> None:
         assert result.after == result.before
         return
     runs = 1 if shared_model_name.startswith("mobilenet_v2") else 3
-    _check(data, result, runs=runs, interpreter=not shared_model_name.startswith("mobilenet"))
+    _check(data, result, runs=runs)
 
 
 RANDOM_SEEDS = (13, 15, 18, 22, 36, 86, 3, 41)
@@ -109,7 +107,7 @@ def test_random_graphs(seed: int, overlap: str, reorder: bool) -> None:
     result = optimize_model(rm.model, overlap=overlap, reorder=reorder, time_budget_s=0.3)
     assert result.after.head <= result.before.head
     if result.changed:
-        _check(rm.model, result, runs=2, interpreter=False)
+        _check(rm.model, result, runs=2)
 
 
 @pytest.mark.parametrize("seed", (13, 15, 18, 22, 36, 86))
@@ -147,7 +145,7 @@ def test_elementwise_in_place(op: str) -> None:
     assert views_only.after.head == (6144 if op in BINARY_OPS else 4096)
     assert result.after.head == (5120 if op in BINARY_OPS else 3072)
     assert [a[2] for a in result.aliases] == ["in-place"]
-    _check(data, result, interpreter=True)
+    _check(data, result)
 
 
 def test_reordering_runs_each_branch_to_its_pool() -> None:
@@ -196,7 +194,7 @@ def test_partial_overlap_of_window_ops(op: str, k: int, stride: int, padding: st
     assert 1 in [p.op for p in result.partial]  # the op under test shares bytes
     for p, shift in zip(result.partial, result.shifts):
         assert shift is not None and shift <= p.margin
-    _check(data, result, runs=3, interpreter=False)
+    _check(data, result, runs=3)
 
 
 @pytest.mark.parametrize("dtype,pads", [
@@ -209,7 +207,7 @@ def test_partial_overlap_of_pad(dtype: str, pads: tuple[tuple[int, int], ...]) -
     views_only = optimize_model(data, overlap="views", time_budget_s=0.3)
     assert result.after.head < views_only.after.head
     assert 1 in [p.op for p in result.partial]
-    _check(data, result, runs=3, interpreter=False)
+    _check(data, result, runs=3)
 
 
 @pytest.mark.parametrize("shift,identical", [(-111, True), (-110, False)])

@@ -355,6 +355,7 @@ class DepthwiseData:
     ws_tmp: int
     ws_acci: int
     ws_tmpi: int
+    bias32: np.ndarray | None = None  # the int8 kernel's bias as int32
 
 
 def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
@@ -406,8 +407,9 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
     if kind != KIND_FLOAT:
         ws_acci = ctx.request_workspace(out_shape, np.int64)
         ws_tmpi = ctx.request_workspace(out_shape, np.int64)
+    bias32 = None if bias is None or kind != KIND_INT8 else bias.astype(np.int32)
     return DepthwiseData(kind, geom, padding, mult, fmin, fmax, input_offset, rq, weights, bias,
-                         acc_dtype, ws_padded, ws_acc, ws_tmp, ws_acci, ws_tmpi)
+                         acc_dtype, ws_padded, ws_acc, ws_tmp, ws_acci, ws_tmpi, bias32)
 
 
 def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
@@ -431,14 +433,16 @@ def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
     acc = ws(data.ws_acc)
     depthwise_taps_phased(padded, geom, weights, acc.reshape(rows), tmp)
     acci = ws(data.ws_acci)
-    if bias is not None:  # int32 sum + bias, widened in the same pass
-        np.add(acc, np.asarray(bias, dtype=np.int64), out=acci)
-    else:
-        np.copyto(acci, acc)
     if data.kind == KIND_INT16_ACC64:
+        np.copyto(acci, acc)
+        if bias is not None:
+            acci += np.asarray(bias, dtype=np.int64)
         requantize_int64_inplace(acci, data.rq, out)
-    else:
-        requantize_inplace(acci, data.rq, out, ws(data.ws_tmpi))
+        return
+    if bias is not None:  # TFLM's int32 acc += bias, wrapping like C
+        np.add(acc, data.bias32 if data.bias32 is not None else np.asarray(bias, np.int32),
+               out=acc, casting="unsafe")
+    requantize_inplace(acc, data.rq, out, ws(data.ws_tmpi), work=acci)
 
 
 def depthwise_eval(ctx: Any, op: Operator, data: DepthwiseData) -> None:

@@ -166,7 +166,9 @@ def pool_plan(ctx: object, p: PoolOpData, in_shape: tuple[int, ...], *, average:
     windows = tuple((oy, ox, slice(oy * p.stride_h, oy * p.stride_h + fh),
                      slice(ox * p.stride_w, ox * p.stride_w + fw))
                     for oy in range(out_h) for ox in range(out_w))
-    acc = request(p.out_shape, dtype) if average or not by_taps else -1
+    # Max pooling also accumulates in a workspace, never in the output: under an optimizer
+    # plan the output may sit on the input bytes that later taps still read.
+    acc = request(p.out_shape, dtype)
     tmp = request(p.out_shape, dtype) if average or by_taps else -1
     rows = -1 if by_taps else request((fh * fw + 1, n * c), dtype)
     divisor = half = None
@@ -264,11 +266,12 @@ def max_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
     plan = p.plan
     assert plan is not None
     combine = np.fmax if p.type == _F32 else np.maximum
+    acc = ws(plan.acc)
     if plan.by_taps:
-        _gather(_source(x, plan, ws), plan, out, ws(plan.tmp), None, combine)
+        _gather(_source(x, plan, ws), plan, acc, ws(plan.tmp), None, combine)
     else:
-        _gather(_source(x, plan, ws), plan, ws(plan.acc), None, ws(plan.rows), combine)
-        np.copyto(out, ws(plan.acc))
+        _gather(_source(x, plan, ws), plan, acc, None, ws(plan.rows), combine)
+    np.copyto(out, acc)
     np.maximum(out, plan.lo, out=out)
     np.minimum(out, plan.hi, out=out)
 

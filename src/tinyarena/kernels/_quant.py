@@ -381,7 +381,7 @@ class ChannelRequant:
     fused: bool = False
     fused_add: np.ndarray | None = None
     fused_threshold: np.ndarray | None = None
-    fused_fix: np.ndarray | None = None
+    fused_fix: np.ndarray | None = None  # rounds: 1 where the negative-tie term applies
     fused_all_fix: bool = False
     fused_shift: np.ndarray | None = None
 
@@ -401,43 +401,51 @@ class ChannelRequant:
         rounds = (right > 0).astype(np.int64)
         # Single-shift form (see requantize_inplace); its sums stay below 2**63 while the
         # right shift is at most 31, which QuantizeMultiplier guarantees.
-        fused = not bool(np.any(left)) and not bool(np.any(right > 31))
+        fused = not bool(np.any(left)) and not bool(np.any(right > 31)) \
+            and bool(np.all((m == 0) | (m >= 1 << 30)))  # QuantizeMultiplier's range
         return ChannelRequant(
             np.ascontiguousarray(m), left, right, half, rounds, bool(np.any(left)),
             bool(np.any(right)), int(output_offset), int(act_min), int(act_max), fused,
-            (1 << 30) + (half << 31), half << 31, rounds << 31, bool(np.all(rounds == 1)),
+            (1 << 30) + (half << 31), half << 31, rounds, bool(np.all(rounds == 1)),
             31 + right)
 
 
 def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
-                       tmp: np.ndarray) -> None:
+                       tmp: np.ndarray, work: np.ndarray | None = None) -> None:
     """Fast MultiplyByQuantizedMultiplier (int32 form) + offset + clamp, written into ``out``.
 
     Same results as :func:`requantize` for non-negative multipliers, with fewer passes and no
-    allocation: ``acc`` (int64, int32-valued accumulators, C-contiguous ``(..., C)``) is
-    overwritten, ``tmp`` is an int64 scratch of the same shape. With no left shift it runs
-    gemmlowp's two roundings as one shift. SaturatingRoundingDoublingHighMul(x, M) equals
-    floor((x*M + 2**30) / 2**31) for M >= 0, RoundingDivideByPOT(q, r) equals
-    floor((q + h - [q < 0]) / 2**r) with h = 2**(r-1) (r >= 1), and floor(floor(a) / b) equals
-    floor(a / b), so the result is (x*M + 2**30 + (h - n) * 2**31) >> (31 + r) where
-    n = [x*M + 2**30 < 0] (and h = n = 0 for r = 0).
+    allocation. ``acc`` holds int32-valued accumulators, C-contiguous ``(..., C)``: int64 (then
+    it is overwritten) or int32 with an int64 ``work`` buffer of its shape (the widening then
+    costs no extra pass). ``tmp`` is an int64 scratch of the same shape.
+
+    With no left shift gemmlowp's two roundings become one shift:
+    SaturatingRoundingDoublingHighMul(x, M) is floor((x*M + 2**30) / 2**31) for M >= 0,
+    RoundingDivideByPOT(q, r) is floor((q + h - [q < 0]) / 2**r) with h = 2**(r-1) (r >= 1),
+    and floor(floor(a) / b) is floor(a / b), so the result is
+    (x*M + 2**30 + (h - n) * 2**31) >> (31 + r) with n = [x*M + 2**30 < 0] (h = n = 0 for
+    r = 0). QuantizeMultiplier gives M = 0 or M >= 2**30, so n equals [x < 0] except when
+    x*M + 2**30 is 0 or 2**30, where both choices give 0; and -[x < 0] * 2**31 is the single
+    operation x & -2**31.
     """
     if not rq.fused:
+        if work is not None:
+            np.copyto(work, acc)
+            acc = work
         _requantize_two_step(acc, rq, out, tmp)
         return
-    assert rq.fused_add is not None and rq.fused_threshold is not None
-    np.multiply(acc, rq.multiplier, out=acc)
-    acc += rq.fused_add
-    np.less(acc, rq.fused_threshold, out=tmp)  # n, tested after adding h * 2**31
-    if rq.fused_all_fix:
-        np.left_shift(tmp, 31, out=tmp)
-    else:
-        np.multiply(tmp, rq.fused_fix, out=tmp)
-    acc -= tmp
-    np.right_shift(acc, rq.fused_shift, out=acc)
+    assert rq.fused_add is not None and rq.fused_fix is not None
+    np.bitwise_and(acc, -(1 << 31), out=tmp)  # -n * 2**31
+    if not rq.fused_all_fix:
+        np.multiply(tmp, rq.rounds, out=tmp)  # no rounding term for r = 0 channels
+    dst = acc if work is None else work
+    np.multiply(acc, rq.multiplier, out=dst)
+    dst += tmp
+    dst += rq.fused_add
+    np.right_shift(dst, rq.fused_shift, out=dst)
     offset = rq.output_offset
-    np.clip(acc, rq.act_min - offset, rq.act_max - offset, out=acc)
-    np.add(acc.reshape(out.shape), offset, out=out, casting="unsafe")
+    np.clip(dst, rq.act_min - offset, rq.act_max - offset, out=dst)
+    np.add(dst.reshape(out.shape), offset, out=out, casting="unsafe")
 
 
 def _requantize_two_step(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,

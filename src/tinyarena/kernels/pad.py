@@ -13,7 +13,7 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import tensor_quant
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
-from tinyarena.model.types import Operator, TensorType
+from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
 INPUT = 0
 PADDINGS = 1
@@ -40,6 +40,7 @@ class OpData:
 
     paddings: tuple[tuple[int, int], ...]
     default_value: float | int
+    staging: int  # workspace holding a copy of the input (see eval_)
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
@@ -80,11 +81,17 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
             default = qo.zero_point
         elif tensor_quant(const) != qo:
             raise KernelError("int8 PADV2: the pad value must be quantized like the output")
-    return OpData(pairs, default)
+    staging = ctx.request_workspace(inp.shape, NUMPY_DTYPES[inp.type])
+    return OpData(pairs, default, staging)
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
-    """PadEval -> reference_ops::Pad / PadImageStyle: fill with the pad value, copy the middle."""
+    """PadEval -> reference_ops::Pad / PadImageStyle: fill with the pad value, copy the middle.
+
+    The input is staged in a workspace first: under an optimizer plan the output may start
+    inside the input's bytes (TFLM's loop writes each output element after reading what it
+    needs), and filling the output first would destroy input not yet copied.
+    """
     t = ctx.tensor(op.inputs[INPUT])
     if t is not None and t.type not in _SUPPORTED:
         raise KernelError(f"PAD does not support type {t.type.name}")
@@ -94,9 +101,11 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         value = ctx.tensor_data(op.inputs[CONSTANT_VALUES]).reshape(-1)[0]
     else:
         value = data.default_value
+    staged = ctx.workspace(data.staging)
+    np.copyto(staged, x)
     out[...] = value
     inner = tuple(slice(b, b + n) for (b, _), n in zip(data.paddings, x.shape))
-    out[inner] = x
+    out[inner] = staged
 
 
 REGISTRATIONS = {

@@ -3,9 +3,9 @@ tensors are numpy views into one arena at the pinned offsets, overlapping like i
 must give what it gives on the original model.
 
 A kernel is overlap-safe when it reads everything it needs from its input before writing its
-output (a padded copy or im2col workspace), or writes in the reference order. PAD fills the
-whole output with the pad value and then copies the interior, so with the output below its
-input the fill destroys input bytes before they are copied.
+output (a padded copy, an im2col or accumulator workspace), or writes in the reference order.
+These cases once caught MAX_POOL_2D accumulating straight into its output and PAD filling its
+whole output before copying the input in.
 """
 
 from __future__ import annotations
@@ -17,16 +17,6 @@ from optimize_models import window_model
 from tinyarena import Interpreter
 from tinyarena.optimize import optimize_model
 
-MAX_POOL_UNSAFE = (
-    "kernels/_pooling_math.max_pool, by_taps path without padding: _source returns the input "
-    "view itself and _gather accumulates straight into the output view, so the first tap's "
-    "copy into the output overwrites input bytes later taps still read. Accumulate into the "
-    "ws(plan.acc) workspace (as the windows path does) and copy to the output at the end.")
-PAD_UNSAFE = (
-    "kernels/pad.eval_: out[...] = value fills the whole output before out[inner] = x copies "
-    "the input; with the output placed below its input the fill overwrites it. Copy x first "
-    "(or fill only the border slices).")
-
 CASES = [
     ("CONV_2D", 3, 1, "SAME", 1, "int8", 1),
     ("CONV_2D", 1, 2, "VALID", 1, "float32", 1),
@@ -35,10 +25,8 @@ CASES = [
     ("AVERAGE_POOL_2D", 3, 1, "SAME", 1, "int8", 1),
     ("CONV_2D", 1, 1, "VALID", 1, "int8", 1),
     ("MAX_POOL_2D", 3, 2, "SAME", 1, "int8", 1),
-    pytest.param("MAX_POOL_2D", 2, 2, "VALID", 1, "float32", 1, marks=pytest.mark.xfail(
-        strict=True, reason=MAX_POOL_UNSAFE)),
-    pytest.param("MAX_POOL_2D", 2, 2, "VALID", 1, "int8", 1, marks=pytest.mark.xfail(
-        strict=True, reason=MAX_POOL_UNSAFE)),
+    ("MAX_POOL_2D", 2, 2, "VALID", 1, "float32", 1),
+    ("MAX_POOL_2D", 2, 2, "VALID", 1, "int8", 1),
 ]
 
 
@@ -69,7 +57,6 @@ def test_window_kernels_under_partial_overlap(op: str, k: int, stride: int, padd
     _same_outputs(window_model(op, k, stride, padding, dilation, dtype, multiplier), dtype)
 
 
-@pytest.mark.xfail(strict=True, reason=PAD_UNSAFE)
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 def test_pad_kernel_under_partial_overlap(dtype: str) -> None:
     _same_outputs(window_model("PAD", dtype=dtype), dtype)
