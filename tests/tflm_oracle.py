@@ -119,23 +119,38 @@ def _feed(ip, inputs: Sequence[np.ndarray] | None) -> None:
         i += 1
 
 
+def _outputs(ip) -> list[np.ndarray]:
+    """Copies of every output of the wheel's interpreter after an invoke."""
+    outputs = []
+    i = 0
+    while True:
+        try:
+            ip.get_output_details(i)
+        except Exception:
+            break
+        outputs.append(np.array(ip.get_output(i), copy=True))
+        i += 1
+    return outputs
+
+
 def tflm_run(model: bytes, inputs: Sequence[np.ndarray],
              arena_size: int = DEFAULT_ARENA) -> list[np.ndarray]:
     """Outputs of one invoke of the wheel."""
+    return tflm_invokes(model, [inputs], arena_size)[0]
+
+
+def tflm_invokes(model: bytes, steps: Sequence[Sequence[np.ndarray]],
+                 arena_size: int = DEFAULT_ARENA) -> list[list[np.ndarray]]:
+    """The outputs of consecutive invokes of one wheel interpreter (variables and resource
+    state carry over), one list per step; inputs a step leaves out are zeros."""
+    results = []
     with captured_stderr():
         ip = make_interpreter(model, arena_size)
-        _feed(ip, inputs)
-        ip.invoke()
-        outputs = []
-        i = 0
-        while True:
-            try:
-                ip.get_output_details(i)
-            except Exception:
-                break
-            outputs.append(np.array(ip.get_output(i), copy=True))
-            i += 1
-    return outputs
+        for inputs in steps:
+            _feed(ip, inputs)
+            ip.invoke()
+            results.append(_outputs(ip))
+    return results
 
 
 _PROBE = r"""

@@ -2,8 +2,8 @@
 
 SVDF and UNIDIRECTIONAL_SEQUENCE_LSTM update variable tensors that persist between invokes.
 ``kernel_runner.run_kernels`` runs one invoke; this helper keeps the storage (and therefore
-the variable tensors) across invokes, as the interpreter does, and runs the wheel's
-interpreter for the same number of invokes.
+the variable tensors) across invokes, as the interpreter does. The wheel's side of the
+comparison is ``tflm_oracle.tflm_invokes``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from kernel_runner import _Context, _storage
-from tflm_oracle import _feed, captured_stderr, make_interpreter
 from tinyarena.kernels import registration
 from tinyarena.model import read_model
 
@@ -39,28 +38,6 @@ def kernels_invokes(model_bytes: bytes, steps: Sequence[Sequence[np.ndarray]]
             assert reg.eval is not None, f"{op.name} has no eval yet"
             reg.eval(ctx, op, data)
         results.append([np.array(arrays[i], copy=True) for i in sg.outputs])
-    return results
-
-
-def tflm_invokes(model_bytes: bytes, steps: Sequence[Sequence[np.ndarray]]
-                 ) -> list[list[np.ndarray]]:
-    """The wheel's outputs for each invoke of one interpreter."""
-    results = []
-    with captured_stderr():
-        ip = make_interpreter(model_bytes)
-        for inputs in steps:
-            _feed(ip, inputs)
-            ip.invoke()
-            outs = []
-            i = 0
-            while True:
-                try:
-                    ip.get_output_details(i)
-                except Exception:
-                    break
-                outs.append(np.array(ip.get_output(i), copy=True))
-                i += 1
-            results.append(outs)
     return results
 
 

@@ -60,7 +60,8 @@ def _conv_case(dtype: str, rng: np.random.Generator, *, bias_dtype: str = "int32
                    dilation_w_factor=dw, dilation_h_factor=dh, fused_activation_function=act,
                    **options)
     b.mark_output(y)
-    desc = f"{dtype} n={n} {h}x{w}x{cin}->{cout} k={kh}x{kw} s={sh},{sw} d={dh},{dw} {padding} {act}"
+    desc = (f"{dtype} n={n} {h}x{w}x{cin}->{cout} k={kh}x{kw} s={sh},{sw} d={dh},{dw} "
+            f"{padding} {act}")
     return b.build(), [random_input((n, h, w, cin), dtype, rng) for _ in range(2)], desc
 
 

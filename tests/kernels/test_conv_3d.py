@@ -71,7 +71,8 @@ def _random_case(rng: np.random.Generator) -> tuple[bytes, tuple[int, ...], str]
     bias = rng.uniform(-1, 1, cout).astype(np.float32) if rng.integers(0, 3) else None
     model = _model(in_shape, weights, bias, padding, strides, dilations,  # type: ignore[arg-type]
                    act)
-    desc = f"{in_shape} k={kernel} s={strides} d={dilations} {padding} {act} bias={bias is not None}"
+    desc = (f"{in_shape} k={kernel} s={strides} d={dilations} {padding} {act} "
+            f"bias={bias is not None}")
     return model, in_shape, desc
 
 

@@ -51,7 +51,8 @@ def _case(dtype: str, rng: np.random.Generator) -> tuple[bytes, list, str]:
                    stride_h=sh, depth_multiplier=mult, dilation_w_factor=dw,
                    dilation_h_factor=dh, fused_activation_function=act)
     b.mark_output(y)
-    desc = f"{dtype} n={n} {h}x{w}x{cin} m={mult} k={kh}x{kw} s={sh},{sw} d={dh},{dw} {padding} {act}"
+    desc = (f"{dtype} n={n} {h}x{w}x{cin} m={mult} k={kh}x{kw} s={sh},{sw} d={dh},{dw} "
+            f"{padding} {act}")
     return b.build(), [random_input((n, h, w, cin), dtype, rng) for _ in range(2)], desc
 
 

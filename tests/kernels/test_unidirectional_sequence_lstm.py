@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stateful_runner import kernels_invokes, max_ulp_diff, skip_unless_all_kernels, tflm_invokes
+from stateful_runner import kernels_invokes, max_ulp_diff, skip_unless_all_kernels
+from tflm_oracle import tflm_invokes
 from tinyarena.builder import ModelBuilder
 
 pytestmark = pytest.mark.oracle

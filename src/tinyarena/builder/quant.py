@@ -95,6 +95,16 @@ def symmetric_scales(values: np.ndarray, axis: int | None = None, dtype: Any = "
     return scales.astype(np.float32)
 
 
+def _along_axis(scale_arr: np.ndarray, zp_arr: np.ndarray, ndim: int,
+                axis: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel scales and zero points reshaped to broadcast along ``axis`` of the values."""
+    if axis is None:
+        raise BuildError("per-channel scale or zero point given without the channel axis")
+    shape = [1] * ndim
+    shape[axis % ndim] = -1
+    return scale_arr.reshape(shape), zp_arr.reshape(shape)
+
+
 def quantize(values: Any, scale: Any, zero_point: Any = 0, dtype: Any = "int8", *,
              axis: int | None = None, narrow_range: bool = False) -> np.ndarray:
     """round(values / scale) + zero_point, saturated to ``dtype``'s range.
@@ -108,12 +118,7 @@ def quantize(values: Any, scale: Any, zero_point: Any = 0, dtype: Any = "int8", 
     scale_arr = np.asarray(scale, dtype=np.float64).reshape(-1)
     zp_arr = np.asarray(zero_point, dtype=np.int64).reshape(-1)
     if scale_arr.size > 1 or zp_arr.size > 1:
-        if axis is None:
-            raise BuildError("per-channel scale or zero point given without the channel axis")
-        shape = [1] * array.ndim
-        shape[axis % array.ndim] = -1
-        scale_arr = scale_arr.reshape(shape)
-        zp_arr = zp_arr.reshape(shape)
+        scale_arr, zp_arr = _along_axis(scale_arr, zp_arr, array.ndim, axis)
     elif scale_arr.size == 1:
         scale_arr = scale_arr[0]
         zp_arr = zp_arr[0] if zp_arr.size else np.int64(0)
@@ -133,11 +138,7 @@ def dequantize(values: Any, scale: Any, zero_point: Any = 0, *,
     scale_arr = np.asarray(scale, dtype=np.float64).reshape(-1)
     zp_arr = np.asarray(zero_point, dtype=np.float64).reshape(-1)
     if scale_arr.size > 1 or zp_arr.size > 1:
-        if axis is None:
-            raise BuildError("per-channel scale or zero point given without the channel axis")
-        shape = [1] * array.ndim
-        shape[axis % array.ndim] = -1
-        scale_arr, zp_arr = scale_arr.reshape(shape), zp_arr.reshape(shape)
+        scale_arr, zp_arr = _along_axis(scale_arr, zp_arr, array.ndim, axis)
     else:
         scale_arr, zp_arr = scale_arr[0], (zp_arr[0] if zp_arr.size else 0.0)
     return (scale_arr * (array - zp_arr)).astype(np.float32)

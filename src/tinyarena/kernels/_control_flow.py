@@ -5,7 +5,8 @@ Their allocation behaviour lives in the per-op modules (``if_.py``, ...); this m
 what they do at invoke time, as TFLM's ``IfEval``, ``WhileEval``, ``CallOnceEval``,
 ``VarHandleEval``, ``AssignVariable``'s and ``ReadVariable``'s ``Eval`` do. They need a context
 that can run subgraphs and reach resource buffers: the interpreter's ``ArenaEvalContext``
-(``subgraph_input_bytes``, ``subgraph_output_bytes``, ``resource_buffer``).
+(``subgraph_input_bytes``, ``subgraph_output_bytes``, ``resource_buffer``). The one check their
+Prepare functions share, that referenced subgraphs exist, is here too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from tinyarena.errors import KernelError
+
+
+def check_subgraph_indices(ctx: Any, op_name: str, indices: Sequence[int]) -> None:
+    """IfPrepare / WhilePrepare / CallOncePrepare: each subgraph the options name must exist."""
+    for index in indices:
+        if not 0 <= index < ctx.subgraph_count():
+            raise KernelError(f"{op_name} refers to subgraph {index}, but the model has "
+                              f"{ctx.subgraph_count()}")
 
 
 def _copy(destinations: Sequence[np.ndarray], sources: Sequence[np.ndarray], what: str) -> None:

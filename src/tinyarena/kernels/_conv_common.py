@@ -8,8 +8,10 @@ outside the image. The same sums are computed here with whole-array numpy operat
 * CONV_2D gathers patches from that buffer (im2col, in bounded tiles of output rows) and runs
   one float64 GEMM per tile. Products of int8 x int8 (or int16 x int8) summed over a filter
   stay far below 2**53, so the float64 result is the exact integer sum;
-* DEPTHWISE_CONV_2D loops over the kh*kw filter taps only, each tap one strided multiply-add
-  over all pixels and channels at once.
+* DEPTHWISE_CONV_2D loops over the kh*kw filter taps only, each tap one multiply-add over all
+  pixels and channels at once, on a copy of the input split by column phase so that each
+  tap's reads are contiguous rows (see phased_shape).
+* every GEMM is cut into calls small enough that OpenBLAS runs them on the calling thread.
 
 Every buffer comes from ``ctx.request_workspace`` in prepare, so eval allocates only small
 temporaries.
@@ -187,22 +189,11 @@ def conv_geometry(input_shape: tuple[int, ...], filter_shape: tuple[int, ...],
     )
 
 
-def fill_padded(padded: np.ndarray, geom: ConvGeometry, x: np.ndarray, offset: int) -> None:
-    """Write ``x + offset`` (computed in the buffer's dtype) into the buffer's interior.
-
-    The border is never written, so it keeps the zeros the workspace was created with.
-    """
-    np.add(x, offset, out=geom.interior(padded), dtype=padded.dtype, casting="unsafe")
-
-
-def fill_padded_repeat(padded: np.ndarray, geom: ConvGeometry, x: np.ndarray, offset: int,
-                       repeat: int) -> None:
-    """As fill_padded, with every input channel repeated ``repeat`` times (depth multiplier):
-    buffer channel ``c * repeat + m`` holds input channel ``c``."""
-    inner = geom.interior(padded)
-    n, h, w, _ = inner.shape
-    view = inner.reshape(n, h, w, x.shape[3], repeat)
-    np.add(x[..., None], offset, out=view, dtype=padded.dtype, casting="unsafe")
+def fill_padded(padded: np.ndarray, geom: ConvGeometry, x: np.ndarray) -> None:
+    """Copy ``x`` into the buffer's interior, converted to the buffer's dtype (a plain cast
+    copy: numpy allocates nothing for it, unlike a mixed-dtype ufunc). The border is never
+    written, so it keeps whatever value it was given once (zero, or the input zero point)."""
+    np.copyto(geom.interior(padded), x, casting="unsafe")
 
 
 def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -264,26 +255,6 @@ def im2col_workspace_elements(geom: ConvGeometry, k: int) -> int:
     return geom.tile_rows(k) * geom.out_w * k
 
 
-def depthwise_taps(padded: np.ndarray, geom: ConvGeometry, weights: np.ndarray,
-                   acc: np.ndarray, tmp: np.ndarray) -> None:
-    """acc = sum over taps (ky, kx) of tap_view * weights[ky, kx, :], taps in TFLM's order.
-
-    ``weights`` is (fh, fw, C) in the accumulator dtype; ``acc`` and ``tmp`` are
-    (N, out_h, out_w, C). Summing tap by tap in (ky, kx) order is the order TFLM's reference
-    adds them, which makes float32 results identical, not merely close.
-    """
-    first = True
-    for ky in range(geom.filter_h):
-        for kx in range(geom.filter_w):
-            view = geom.tap(padded, ky, kx)
-            if first:
-                np.multiply(view, weights[ky, kx], out=acc)
-                first = False
-            else:
-                np.multiply(view, weights[ky, kx], out=tmp)
-                np.add(acc, tmp, out=acc)
-
-
 # ----------------------------------------------------------------------------------------------
 # Column-phase layout for the depthwise tap loop
 # ----------------------------------------------------------------------------------------------
@@ -302,11 +273,10 @@ def phased_shape(geom: ConvGeometry, channels: int) -> tuple[int, int, int, int,
     return (geom.batches, geom.padded_h, sw, -(-geom.padded_w // sw), channels)
 
 
-def fill_phased(buf: np.ndarray, geom: ConvGeometry, x: np.ndarray, offset: int,
-                repeat: int = 1) -> None:
-    """Write ``x + offset`` into the interior of a column-phase buffer, every input channel
-    repeated ``repeat`` times (depth multiplier: buffer channel ``c * repeat + m`` holds input
-    channel ``c``). The border is never written and keeps its zeros."""
+def fill_phased(buf: np.ndarray, geom: ConvGeometry, x: np.ndarray, repeat: int = 1) -> None:
+    """Copy ``x`` (cast to the buffer's dtype) into the interior of a column-phase buffer,
+    every input channel repeated ``repeat`` times (depth multiplier: buffer channel
+    ``c * repeat + m`` holds input channel ``c``). The border is never written."""
     sw = geom.stride_w
     n, h, w, c = x.shape
     rows = slice(geom.pad_h, geom.pad_h + h)
@@ -319,14 +289,13 @@ def fill_phased(buf: np.ndarray, geom: ConvGeometry, x: np.ndarray, offset: int,
         dst = buf[:, rows, phase, j0:j0 + count, :]
         src = x[:, :, first::sw, :]
         if repeat == 1:
-            np.add(src, offset, out=dst, dtype=buf.dtype, casting="unsafe")
+            np.copyto(dst, src, casting="unsafe")
         elif c >= repeat:
-            np.add(src[..., None], offset, out=dst.reshape(n, h, count, c, repeat),
-                   dtype=buf.dtype, casting="unsafe")
+            np.copyto(dst.reshape(n, h, count, c, repeat), src[..., None], casting="unsafe")
         else:  # few input channels (a grayscale first layer): one pass per replica is faster
             # than a broadcast whose inner loop is only ``repeat`` long
             rep = dst.reshape(n, h, count, c, repeat)
-            np.add(src, offset, out=rep[..., 0], dtype=buf.dtype, casting="unsafe")
+            np.copyto(rep[..., 0], src, casting="unsafe")
             for m in range(1, repeat):
                 np.copyto(rep[..., m], rep[..., 0])
 
@@ -349,23 +318,24 @@ def tile_taps(weights: np.ndarray, out_w: int) -> np.ndarray:
                                 .reshape(fh * fw, out_w * c))
 
 
-def depthwise_taps_phased(buf: np.ndarray, geom: ConvGeometry, tiled: np.ndarray,
-                          acc: np.ndarray, tmp: np.ndarray) -> None:
+def phased_taps(buf: np.ndarray, geom: ConvGeometry) -> tuple[np.ndarray, ...]:
+    """Every tap's :func:`phased_tap` view, in TFLM's (ky, kx) order."""
+    return tuple(phased_tap(buf, geom, ky, kx)
+                 for ky in range(geom.filter_h) for kx in range(geom.filter_w))
+
+
+def depthwise_taps_phased(taps: tuple[np.ndarray, ...], tiled: np.ndarray, acc: np.ndarray,
+                          tmp: np.ndarray) -> None:
     """acc = sum over taps in TFLM's (ky, kx) order of tap_view * tiled weights.
 
-    ``acc`` and ``tmp`` are (N, out_h, out_w * C) in the accumulator dtype. The order of the
-    float32 additions is the reference kernel's, so float results are identical to TFLM's.
+    ``taps`` come from :func:`phased_taps`; ``acc`` and ``tmp`` are (N, out_h, out_w * C) in
+    the accumulator dtype. The order of the float32 additions is the reference kernel's, so
+    float results are identical to TFLM's.
     """
-    t = 0
-    for ky in range(geom.filter_h):
-        for kx in range(geom.filter_w):
-            view = phased_tap(buf, geom, ky, kx)
-            if t == 0:
-                np.multiply(view, tiled[0], out=acc)
-            else:
-                np.multiply(view, tiled[t], out=tmp)
-                np.add(acc, tmp, out=acc)
-            t += 1
+    np.multiply(taps[0], tiled[0], out=acc)
+    for t in range(1, len(taps)):
+        np.multiply(taps[t], tiled[t], out=tmp)
+        np.add(acc, tmp, out=acc)
 
 
 __all__ = [
@@ -375,10 +345,8 @@ __all__ = [
     "compute_out_size",
     "compute_padding_height_width",
     "conv_geometry",
-    "depthwise_taps",
     "effective_filter_size",
     "fill_padded",
-    "fill_padded_repeat",
     "gemm",
     "GEMM_MACS_PER_CALL",
     "im2col_gemm",
@@ -388,5 +356,6 @@ __all__ = [
     "padding_with_offset",
     "phased_shape",
     "phased_tap",
+    "phased_taps",
     "tile_taps",
 ]

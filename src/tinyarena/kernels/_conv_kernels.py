@@ -14,7 +14,7 @@ rounded once to float32 (then within a few float32 ulps of TFLM's sequential flo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,9 +32,11 @@ from tinyarena.kernels._conv_common import (
     im2col_gemm,
     im2col_workspace_elements,
     phased_shape,
+    phased_taps,
     tile_taps,
 )
 from tinyarena.kernels._quant import (
+    clip_inplace,
     ChannelRequant,
     calculate_activation_range_float,
     calculate_activation_range_quantized,
@@ -138,7 +140,13 @@ def _check_per_channel_count(filter_t: Tensor, dim: int, op_name: str) -> None:
 
 @dataclass(frozen=True)
 class ConvData:
-    """OpDataConv plus what the numpy kernel precomputes and its workspace handles."""
+    """OpDataConv plus what the numpy kernel precomputes and its workspace handles.
+
+    Quantized inputs are copied raw into the bordered buffer, whose border holds the input zero
+    point, so a border element still contributes (zp - zp) * w = 0 like TFLM's skipped taps;
+    the input offset is folded into the per-channel constant ``acc_bias`` instead
+    (sum (x + off) * w = sum x * w + off * sum w), which saves a pass and a mixed-dtype ufunc.
+    """
 
     kind: str
     geom: ConvGeometry
@@ -149,7 +157,10 @@ class ConvData:
     input_offset: int
     rq: ChannelRequant | None
     wmat: np.ndarray | None  # (groups, K, out_c / groups), None when the filter is not const
-    bias: np.ndarray | None  # float64 (int kinds) or float32, None when absent or not const
+    bias: np.ndarray | None  # float32 bias of the float kernel (None: absent or not const)
+    acc_bias: np.ndarray | None  # int kinds: int64 bias + off * sum(w), when all const
+    acc_bias_const: bool  # False: a runtime filter or bias, acc_bias is computed at eval
+    border: int  # value of the buffer's border: the int8 input zero point, else 0
     exact_float: bool
     ws_padded: int
     ws_cols: int
@@ -157,19 +168,20 @@ class ConvData:
     ws_acci: int
     ws_tmp: int
     gemm_dtype: Any = np.float64  # of the padded input, im2col tiles, weights and GEMM sums
+    views: dict = field(default_factory=dict, compare=False, repr=False)  # see DepthwiseData
 
 
-def float32_gemm_is_exact(filt: np.ndarray, input_offset: int) -> bool:
+def float32_gemm_is_exact(filt: np.ndarray) -> bool:
     """Can an int8 conv run its GEMM in float32 and still get the exact integer sums?
 
-    Every product and every partial sum, in whatever order BLAS adds them, is bounded by
-    max|x + input_offset| * sum_k |w[o, k]| for the worst output channel o; below 2**24 all
-    of them are integers float32 represents exactly, so the result is the int32 sum TFLM
-    computes. Halves the GEMM's time and memory traffic for typical int8 layers.
+    The GEMM multiplies raw int8 inputs (or the zero point in the border: |value| <= 128) by
+    the weights. Every product and every partial sum, in whatever order BLAS adds them, is
+    bounded by 128 * sum_k |w[o, k]| for the worst output channel o; below 2**24 all of them
+    are integers float32 represents exactly, so the result is the integer sum TFLM computes.
+    Halves the GEMM's time and memory traffic for typical int8 layers.
     """
-    x_max = max(abs(-128 + input_offset), abs(127 + input_offset))
     w = np.abs(np.asarray(filt, dtype=np.int64).reshape(filt.shape[0], -1))
-    return int(w.sum(axis=1).max(initial=0)) * x_max < (1 << 24)
+    return int(w.sum(axis=1).max(initial=0)) * 128 < (1 << 24)
 
 
 def _conv_wmat(filt: np.ndarray, groups: int, dtype: Any) -> np.ndarray:
@@ -178,6 +190,17 @@ def _conv_wmat(filt: np.ndarray, groups: int, dtype: Any) -> np.ndarray:
     k = filt.shape[1] * filt.shape[2] * filt.shape[3]
     w = np.asarray(filt, dtype=dtype).reshape(groups, per_group, k)
     return np.ascontiguousarray(w.transpose(0, 2, 1))
+
+
+def folded_bias(weight_sums: np.ndarray, input_offset: int,
+                bias: np.ndarray | None) -> np.ndarray | None:
+    """int64 bias + input_offset * (sum of each output channel's weights); None if all zero."""
+    if input_offset == 0 and bias is None:
+        return None
+    total = np.asarray(weight_sums, dtype=np.int64).reshape(-1) * np.int64(input_offset)
+    if bias is not None:
+        total = total + np.asarray(bias, dtype=np.int64).reshape(-1)[:total.size]
+    return np.ascontiguousarray(total)
 
 
 def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
@@ -216,49 +239,67 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         if kind == KIND_INT8:
             input_offset = -tensor_scale_zp(input_t)[1]
     filt = _const(filter_t)
-    gemm_dtype: Any = np.float64
-    if kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(filt, input_offset):
-        gemm_dtype = np.float32
-    wmat = None if filt is None else _conv_wmat(filt, groups, gemm_dtype)
-    bias_data = _const(bias_t)
-    bias = None
-    if bias_data is not None:
-        bias = np.asarray(bias_data, dtype=np.float32 if kind == KIND_FLOAT else np.float64)
     k = geom.filter_h * geom.filter_w * cin_g
     m = geom.batches * geom.out_h * geom.out_w
     exact_float = kind == KIND_FLOAT and k * m * out_c <= EXACT_FLOAT_WORK
+    gemm_dtype: Any = np.float64
+    if (kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(filt)) or exact_float:
+        gemm_dtype = np.float32
+    wmat = None if filt is None or exact_float else _conv_wmat(filt, groups, gemm_dtype)
+    bias_data = _const(bias_t)
+    bias = None
+    acc_bias = None
+    acc_bias_const = (filt is not None or input_offset == 0) and \
+        (bias_t is None or bias_data is not None)
+    if kind == KIND_FLOAT:
+        bias = None if bias_data is None else np.asarray(bias_data, np.float32)
+    elif acc_bias_const:
+        sums = np.zeros(out_c, np.int64) if filt is None else \
+            np.asarray(filt, np.int64).reshape(out_c, -1).sum(axis=1)
+        acc_bias = folded_bias(sums, input_offset, bias_data)
     ws_padded = ctx.request_workspace(geom.padded_shape(geom.in_c), gemm_dtype)
-    ws_cols = ctx.request_workspace((max(1, im2col_workspace_elements(geom, k)),), gemm_dtype)
-    ws_acc = ctx.request_workspace((m, out_c), gemm_dtype)
-    ws_acci = ws_tmp = -1
+    ws_cols = ws_acc = ws_acci = ws_tmp = -1
     if exact_float:
         ws_tmp = ctx.request_workspace((m, out_c), np.float32)
+    else:
+        ws_cols = ctx.request_workspace((max(1, im2col_workspace_elements(geom, k)),),
+                                        gemm_dtype)
+        ws_acc = ctx.request_workspace((m, out_c), gemm_dtype)
     if kind != KIND_FLOAT:
         ws_acci = ctx.request_workspace((m, out_c), np.int64)
         ws_tmp = ctx.request_workspace((m, out_c), np.int64)
     return ConvData(kind, geom, padding, groups, fmin, fmax, input_offset, rq, wmat, bias,
-                    exact_float, ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype)
+                    acc_bias, acc_bias_const, -input_offset, exact_float, ws_padded, ws_cols,
+                    ws_acc, ws_acci, ws_tmp, gemm_dtype)
 
 
 def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, groups: int,
                       out: np.ndarray, tmp: np.ndarray) -> None:
-    """reference_ops::Conv's float32 sum in its own order: taps (ky, kx), then input channels."""
+    """reference_ops::Conv's float32 sum in its own order: taps (ky, kx), then input channels.
+
+    ``padded`` and ``filt`` are float32; ``out`` and ``tmp`` (N, out_h, out_w, out_c).
+    """
     out_c = filt.shape[0]
     per_group = out_c // groups
     cin_g = filt.shape[3]
-    acc = out.reshape(-1, out_c)
-    acc.fill(0.0)
-    tmp2 = tmp.reshape(-1, out_c)
+    out.fill(0.0)
     for g in range(groups):
         cols = slice(g * per_group, (g + 1) * per_group)
-        a = acc[:, cols]
-        t = tmp2[:, cols]
+        a = out[..., cols]
+        t = tmp[..., cols]
         for ky in range(geom.filter_h):
             for kx in range(geom.filter_w):
-                view = geom.tap(padded, ky, kx).reshape(-1, padded.shape[3])
-                for c in range(cin_g):
-                    np.multiply(view[:, g * cin_g + c, None], filt[cols, ky, kx, c], out=t)
+                view = geom.tap(padded, ky, kx)
+                for c in range(g * cin_g, (g + 1) * cin_g):
+                    np.multiply(view[..., c:c + 1], filt[cols, ky, kx, c - g * cin_g], out=t)
                     np.add(a, t, out=a)
+
+
+def ensure_border(views: dict, padded: np.ndarray, value: int) -> None:
+    """Fill a bordered buffer with ``value`` once (its interior is overwritten every eval)."""
+    if value != 0 and views.get("border") is not padded:
+        padded.fill(value)
+        views["border"] = padded
 
 
 def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
@@ -266,34 +307,33 @@ def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
     """The conv itself, on arrays; ``ws(handle)`` returns a workspace."""
     geom = data.geom
     padded = ws(data.ws_padded)
-    out_c = out.shape[3]
+    ensure_border(data.views, padded, data.border)
+    fill_padded(padded, geom, x)
     if data.kind == KIND_FLOAT:
-        fill_padded(padded, geom, x, 0)
         bias = data.bias if data.bias is not None or bias_arr is None else bias_arr
         if data.exact_float:
+            tmp = ws(data.ws_tmp).reshape(out.shape)
             _conv_float_exact(padded, geom, np.asarray(filt, np.float32), data.groups, out,
-                              ws(data.ws_tmp))
+                              tmp)
         else:
             acc = ws(data.ws_acc)
             _conv_gemm(data, padded, filt, acc, ws)
-            np.copyto(out.reshape(-1, out_c), acc, casting="unsafe")
+            np.copyto(out, acc.reshape(out.shape), casting="unsafe")
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
-        np.clip(out, np.float32(data.float_min), np.float32(data.float_max), out=out)
+        clip_inplace(out, np.float32(data.float_min), np.float32(data.float_max))
         return
-    fill_padded(padded, geom, x, data.input_offset)
     acc = ws(data.ws_acc)
-    _conv_gemm(data, padded, filt, acc, ws)
+    wmat = _conv_gemm(data, padded, filt, acc, ws)
     acci = ws(data.ws_acci)
-    bias = data.bias if data.bias is not None else bias_arr
+    np.copyto(acci, acc, casting="unsafe")
+    acc_bias = data.acc_bias
+    if not data.acc_bias_const:
+        sums = wmat.sum(axis=1).reshape(-1)  # exact: integer weights in float
+        acc_bias = folded_bias(sums, data.input_offset, bias_arr)
+    if acc_bias is not None:
+        acci += acc_bias
     assert data.rq is not None
-    if bias is None:
-        np.copyto(acci, acc, casting="unsafe")
-    elif data.kind == KIND_INT8:  # add and widen in one pass (float64 exact: |sum| < 2**53)
-        np.add(acc, bias, out=acci, casting="unsafe")
-    else:
-        np.copyto(acci, acc, casting="unsafe")
-        acci += np.asarray(bias, dtype=np.int64)
     if data.kind == KIND_INT16_ACC64:
         requantize_int64_inplace(acci, data.rq, out)
         return
@@ -305,12 +345,13 @@ def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
 
 
 def _conv_gemm(data: ConvData, padded: np.ndarray, filt: np.ndarray, acc: np.ndarray,
-               ws: Any) -> None:
-    wmat = data.wmat if data.wmat is not None else _conv_wmat(filt, data.groups, np.float64)
+               ws: Any) -> np.ndarray:
+    """acc = im2col(padded) @ weights; returns the weight matrix used."""
+    wmat = data.wmat if data.wmat is not None else _conv_wmat(filt, data.groups, acc.dtype)
     cols = ws(data.ws_cols)
     if data.groups == 1:
         im2col_gemm(padded, data.geom, wmat[0], cols, acc)
-        return
+        return wmat
     cin_g = filt.shape[3]
     per_group = wmat.shape[2]
     part = np.empty((acc.shape[0], per_group), dtype=acc.dtype)  # grouped convs: rare
@@ -318,13 +359,15 @@ def _conv_gemm(data: ConvData, padded: np.ndarray, filt: np.ndarray, acc: np.nda
         sub = np.ascontiguousarray(padded[..., g * cin_g:(g + 1) * cin_g])
         im2col_gemm(sub, data.geom, wmat[g], cols, part)
         acc[:, g * per_group:(g + 1) * per_group] = part
+    return wmat
 
 
 def conv2d_eval(ctx: Any, op: Operator, data: ConvData) -> None:
     """ConvEval: reads input/filter/bias, writes the output view in place."""
     bias_arr = None
-    if data.bias is None and len(op.inputs) > 2 and op.inputs[2] >= 0:
-        bias_arr = ctx.tensor_data(op.inputs[2])
+    if not data.acc_bias_const or data.kind == KIND_FLOAT and data.bias is None:
+        if len(op.inputs) > 2 and op.inputs[2] >= 0:
+            bias_arr = ctx.tensor_data(op.inputs[2])
     filt = ctx.tensor_data(op.inputs[1])
     conv2d_eval_arrays(data, ctx.tensor_data(op.inputs[0]), filt, bias_arr,
                        ctx.tensor_data(op.outputs[0]), ctx.workspace)
@@ -348,14 +391,20 @@ class DepthwiseData:
     input_offset: int
     rq: ChannelRequant | None
     weights: np.ndarray | None  # (fh * fw, out_w * C) tiled, in the accumulator dtype
-    bias: np.ndarray | None
+    bias: np.ndarray | None  # float32 bias of the float kernel (None: absent or not const)
+    acc_bias: np.ndarray | None  # int kinds, accumulator dtype: bias + off * sum of taps
+    acc_bias_const: bool  # False: a runtime filter or bias, acc_bias is computed at eval
+    border: int  # value of the buffer's border: the int8 input zero point (see ConvData)
     acc_dtype: Any
     ws_padded: int
     ws_acc: int
     ws_tmp: int
     ws_acci: int
     ws_tmpi: int
-    bias32: np.ndarray | None = None  # the int8 kernel's bias as int32
+    # Views of this op's own workspaces (the tap views, reshaped accumulators), made at the
+    # first eval and reused: rebuilding ~20 views costs more than the arithmetic of a small
+    # layer. Keyed by the padded buffer's identity, so another set of workspaces rebuilds them.
+    views: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
@@ -396,9 +445,16 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
     filt = _const(filter_t)
     weights = None if filt is None else tile_taps(np.asarray(filt, acc_dtype)[0], geom.out_w)
     bias_data = _const(bias_t)
-    bias = None
-    if bias_data is not None:
-        bias = np.asarray(bias_data, dtype=np.float32 if kind == KIND_FLOAT else np.int64)
+    bias = acc_bias = None
+    acc_bias_const = (filt is not None or input_offset == 0) and \
+        (bias_t is None or bias_data is not None)
+    if kind == KIND_FLOAT:
+        bias = None if bias_data is None else np.asarray(bias_data, np.float32)
+    elif acc_bias_const:
+        sums = np.zeros(out_c, np.int64) if filt is None else \
+            np.asarray(filt, np.int64)[0].reshape(-1, out_c).sum(axis=0)
+        folded = folded_bias(sums, input_offset, bias_data)
+        acc_bias = None if folded is None else folded.astype(acc_dtype)  # int32: wraps as C
     out_shape = (geom.batches, geom.out_h, geom.out_w, out_c)
     ws_padded = ctx.request_workspace(phased_shape(geom, out_c), acc_dtype)
     ws_acc = ctx.request_workspace(out_shape, acc_dtype)
@@ -407,49 +463,62 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
     if kind != KIND_FLOAT:
         ws_acci = ctx.request_workspace(out_shape, np.int64)
         ws_tmpi = ctx.request_workspace(out_shape, np.int64)
-    bias32 = None if bias is None or kind != KIND_INT8 else bias.astype(np.int32)
     return DepthwiseData(kind, geom, padding, mult, fmin, fmax, input_offset, rq, weights, bias,
-                         acc_dtype, ws_padded, ws_acc, ws_tmp, ws_acci, ws_tmpi, bias32)
+                         acc_bias, acc_bias_const, -input_offset, acc_dtype, ws_padded, ws_acc,
+                         ws_tmp, ws_acci, ws_tmpi)
 
 
 def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
                           bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
     geom = data.geom
     padded = ws(data.ws_padded)
-    fill_phased(padded, geom, x, data.input_offset, data.depth_multiplier)
+    ensure_border(data.views, padded, data.border)
+    fill_phased(padded, geom, x, data.depth_multiplier)
     weights = data.weights
     if weights is None:
         weights = tile_taps(np.asarray(filt, data.acc_dtype)[0], geom.out_w)
-    bias = data.bias if data.bias is not None else bias_arr
     rows = (geom.batches, geom.out_h, -1)
-    tmp = ws(data.ws_tmp).reshape(rows)
+    cached = data.views.get("taps")
+    if cached is None or cached[0] is not padded:
+        cached = (padded, phased_taps(padded, geom), ws(data.ws_tmp).reshape(rows),
+                  ws(data.ws_acc).reshape(rows))
+        data.views["taps"] = cached
+    _, taps, tmp, acc_rows = cached
     if data.kind == KIND_FLOAT:
-        depthwise_taps_phased(padded, geom, weights, out.reshape(rows), tmp)
+        bias = data.bias if data.bias is not None else bias_arr
+        if out.flags.c_contiguous:
+            depthwise_taps_phased(taps, weights, out.reshape(rows), tmp)
+        else:
+            depthwise_taps_phased(taps, weights, acc_rows, tmp)
+            np.copyto(out, acc_rows.reshape(out.shape))
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
-        np.clip(out, np.float32(data.float_min), np.float32(data.float_max), out=out)
+        clip_inplace(out, np.float32(data.float_min), np.float32(data.float_max))
         return
     assert data.rq is not None
     acc = ws(data.ws_acc)
-    depthwise_taps_phased(padded, geom, weights, acc.reshape(rows), tmp)
+    depthwise_taps_phased(taps, weights, acc_rows, tmp)
+    acc_bias = data.acc_bias
+    if not data.acc_bias_const:
+        sums = np.asarray(filt, np.int64)[0].reshape(-1, acc.shape[3]).sum(axis=0)
+        folded = folded_bias(sums, data.input_offset, bias_arr)
+        acc_bias = None if folded is None else folded.astype(data.acc_dtype)
+    if acc_bias is not None:  # TFLM's acc += bias (int32 wraps like C)
+        acc += acc_bias
     acci = ws(data.ws_acci)
     if data.kind == KIND_INT16_ACC64:
         np.copyto(acci, acc)
-        if bias is not None:
-            acci += np.asarray(bias, dtype=np.int64)
         requantize_int64_inplace(acci, data.rq, out)
         return
-    if bias is not None:  # TFLM's int32 acc += bias, wrapping like C
-        np.add(acc, data.bias32 if data.bias32 is not None else np.asarray(bias, np.int32),
-               out=acc, casting="unsafe")
     requantize_inplace(acc, data.rq, out, ws(data.ws_tmpi), work=acci)
 
 
 def depthwise_eval(ctx: Any, op: Operator, data: DepthwiseData) -> None:
     """DepthwiseConvEval."""
     bias_arr = None
-    if data.bias is None and len(op.inputs) > 2 and op.inputs[2] >= 0:
-        bias_arr = ctx.tensor_data(op.inputs[2])
+    if not data.acc_bias_const or data.kind == KIND_FLOAT and data.bias is None:
+        if len(op.inputs) > 2 and op.inputs[2] >= 0:
+            bias_arr = ctx.tensor_data(op.inputs[2])
     depthwise_eval_arrays(data, ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.inputs[1]),
                           bias_arr, ctx.tensor_data(op.outputs[0]), ctx.workspace)
 
@@ -607,7 +676,7 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
         np.copyto(out2, acc, casting="unsafe")
         if bias is not None:
             np.add(out2, np.asarray(bias, np.float32), out=out2)
-        np.clip(out2, np.float32(data.float_min), np.float32(data.float_max), out=out2)
+        clip_inplace(out2, np.float32(data.float_min), np.float32(data.float_max))
         return
     xs = ws(data.ws_x)
     np.add(x2, data.input_offset, out=xs, dtype=np.float64)

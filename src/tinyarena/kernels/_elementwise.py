@@ -18,7 +18,7 @@ pairing. What needs care is the arithmetic per element:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from tinyarena.kernels._quant import (
     INT32_MAX,
     INT32_MIN,
     QuantParams,
+    calculate_activation_range_float,
+    calculate_activation_range_int,
     calculate_activation_range_quantized,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_smaller_than_one_exp,
@@ -39,7 +41,8 @@ from tinyarena.kernels._quant import (
     quantize_multiplier_smaller_than_one_exp,
     wrap_int32,
 )
-from tinyarena.model.types import Tensor
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
 # Largest rank TFLM's BroadcastBinaryOpSimple handles (kMaxRank in broadcast_loop.h).
 MAX_BROADCAST_RANK = 8
@@ -442,15 +445,20 @@ def _run_table(table: np.ndarray, a: np.ndarray, b: np.ndarray, o: np.ndarray,
         take(table, idx, out=o[oi], mode="wrap")
 
 
+def _int64_blocks(run: BinaryRun,
+                  ws: np.ndarray) -> Iterator[tuple[Block, np.ndarray, np.ndarray, np.ndarray]]:
+    """The int16 paths' blocks, each with the workspace's three int64 rows shaped like it."""
+    for block in run.plan.blocks:
+        shape, n = block[3], block[4]
+        yield block, ws[0, :n].reshape(shape), ws[1, :n].reshape(shape), ws[2, :n].reshape(shape)
+
+
 def _run_addsub16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
                   ws: np.ndarray) -> None:
     """int16 AddFunc / BroadcastQuantSubSlow on int64 blocks of the workspace."""
     p = run.params
     assert isinstance(p, AddSubParams)
-    for oi, i1, i2, shape, n in run.plan.blocks:
-        s1 = ws[0, :n].reshape(shape)
-        s2 = ws[1, :n].reshape(shape)
-        tmp = ws[2, :n].reshape(shape)
+    for (oi, i1, i2, _, _), s1, s2, tmp in _int64_blocks(run, ws):
         for dst, src, off, m, sh in ((s1, a[i1], p.input1_offset, p.input1_multiplier,
                                       p.input1_shift),
                                      (s2, b[i2], p.input2_offset, p.input2_multiplier,
@@ -460,10 +468,7 @@ def _run_addsub16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
             np.left_shift(dst, p.left_shift, out=dst)
             srdhm_rdbp_inplace(dst, m, -sh, tmp)
         run.ufunc(s1, s2, out=s1)
-        if run.wrap:
-            wrap_int32_inplace(s1)
-        _finish(s1, p.output_multiplier, p.output_shift, p.output_offset, p.act_min,
-                p.act_max, tmp, o[oi])
+        _finish(run, s1, tmp, o[oi])
 
 
 def _run_mul16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
@@ -471,29 +476,127 @@ def _run_mul16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
     """int16 MulElementwise on int64 blocks of the workspace."""
     p = run.params
     assert isinstance(p, MulParams)
-    for oi, i1, i2, shape, n in run.plan.blocks:
-        s1 = ws[0, :n].reshape(shape)
-        s2 = ws[1, :n].reshape(shape)
-        tmp = ws[2, :n].reshape(shape)
+    for (oi, i1, i2, _, _), s1, s2, tmp in _int64_blocks(run, ws):
         np.copyto(s1, a[i1])
         s1 += p.input1_offset
         np.copyto(s2, b[i2])
         s2 += p.input2_offset
         s1 *= s2
-        if run.wrap:
-            wrap_int32_inplace(s1)
-        _finish(s1, p.output_multiplier, p.output_shift, p.output_offset, p.act_min,
-                p.act_max, tmp, o[oi])
+        _finish(run, s1, tmp, o[oi])
 
 
-def _finish(acc: np.ndarray, multiplier: int, shift: int, offset: int, act_min: int,
-            act_max: int, tmp: np.ndarray, out: np.ndarray) -> None:
-    """MultiplyByQuantizedMultiplier (left shift wrapped as int32), offset, clamp, store."""
-    multiply_by_quantized_multiplier_inplace(acc, multiplier, shift, tmp)
-    acc += offset
-    np.maximum(acc, act_min, out=acc)
-    np.minimum(acc, act_max, out=acc)
+def _finish(run: BinaryRun, acc: np.ndarray, tmp: np.ndarray, out: np.ndarray) -> None:
+    """The int16 paths' common end: wrap to int32 when the plan says the raw result can leave
+    it, MultiplyByQuantizedMultiplier (left shift wrapped as int32), offset, clamp, store."""
+    p = run.params
+    assert p is not None
+    if run.wrap:
+        wrap_int32_inplace(acc)
+    multiply_by_quantized_multiplier_inplace(acc, p.output_multiplier, p.output_shift, tmp)
+    acc += p.output_offset
+    np.maximum(acc, p.act_min, out=acc)
+    np.minimum(acc, p.act_max, out=acc)
     np.copyto(out, acc, casting="unsafe")
+
+
+# ----------------------------------------------------------------------------------------------
+# The ADD / SUB / MUL kernel skeleton (Init, Prepare -> CalculateOpData*, Eval)
+# ----------------------------------------------------------------------------------------------
+
+_BINARY_TYPES = (TensorType.FLOAT32, TensorType.INT32, TensorType.INT8, TensorType.INT16)
+
+QuantizedParamsFn = Callable[[QuantParams, QuantParams, QuantParams, np.dtype, str],
+                             AddSubParams | MulParams]
+
+
+@dataclass(frozen=True)
+class BinaryOp:
+    """What tells ADD, SUB and MUL apart in TFLM's micro kernels; the rest is one skeleton.
+
+    ``op_data``: the struct Init allocates (OpDataAdd, ...); ``builtin_data``: the parser's
+    params struct; ``options``: the options class carrying the fused activation;
+    ``quantized``: the CalculateOpData* arithmetic for int8/int16; ``int32_activation``: whether
+    the int32 path clamps to the fused activation range (EvalAdd does not);
+    ``check_int32``: the op's own TF_LITE_ENSUREs on int32 tensors, if any.
+    """
+
+    name: str
+    ufunc: np.ufunc
+    op_data: str
+    builtin_data: str
+    options: type
+    quantized: QuantizedParamsFn
+    int32_activation: bool = True
+    check_int32: Callable[[Tensor, Tensor, Tensor], None] | None = None
+
+
+@dataclass(frozen=True)
+class BinaryOpData:
+    """What CalculateOpDataAdd/Sub/Mul compute, plus the invoke-time plan."""
+
+    out_type: TensorType
+    float_min: float = 0.0
+    float_max: float = 0.0
+    int_min: int = 0
+    int_max: int = 0
+    quant: AddSubParams | MulParams | None = None
+    run: BinaryRun | None = None  # the invoke-time plan (broadcast blocks, tables, workspace)
+
+
+def binary_registration(spec: BinaryOp) -> Registration:
+    """The Registration of one binary element-wise op, built from its :class:`BinaryOp`."""
+
+    def init(ctx: InitContext, op: Operator) -> None:
+        ctx.allocate_persistent(ctx.target.sizeof(spec.op_data))
+
+    def prepare(ctx: PrepareContext, op: Operator) -> BinaryOpData:
+        return _prepare_binary(spec, ctx, op)
+
+    return Registration(spec.name, init=init, prepare=prepare, eval=_eval_binary,
+                        builtin_data=spec.builtin_data)
+
+
+def _prepare_binary(spec: BinaryOp, ctx: PrepareContext, op: Operator) -> BinaryOpData:
+    """Prepare: temp tensors input1, input2, output, then CalculateOpData{Add,Sub,Mul}."""
+    name = spec.name
+    for index in (op.inputs[0], op.inputs[1], op.outputs[0]):
+        ctx.allocate_temp_tensor(index)
+    in1, in2 = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1])
+    out = ctx.tensor(op.outputs[0])
+    if in1 is None or in2 is None or out is None:
+        raise KernelError(f"{name} needs two inputs and one output")
+    if out.type not in _BINARY_TYPES or in1.type != out.type or in2.type != out.type:
+        raise KernelError(f"{name} supports float32, int32, int8 and int16 with matching types; "
+                          f"got {in1.type.name}, {in2.type.name} -> {out.type.name}")
+    broadcast_output_shape(name, in1.shape, in2.shape, out.shape)
+    options = op.options if isinstance(op.options, spec.options) else spec.options()
+    act = options.fused_activation_function
+    ufunc = spec.ufunc
+    if out.type == TensorType.FLOAT32:
+        lo, hi = calculate_activation_range_float(act)
+        run = plan_binary(ctx, name, ufunc, in1, in2, np.float32, float_range=(lo, hi))
+        return BinaryOpData(out.type, float_min=lo, float_max=hi, run=run)
+    if out.type == TensorType.INT32:
+        if spec.check_int32 is not None:
+            spec.check_int32(in1, in2, out)
+        if not spec.int32_activation:
+            return BinaryOpData(out.type, run=plan_binary(ctx, name, ufunc, in1, in2, np.int32))
+        ilo, ihi = calculate_activation_range_int(act, np.int32)
+        run = plan_binary(ctx, name, ufunc, in1, in2, np.int32, int_range=(ilo, ihi))
+        return BinaryOpData(out.type, int_min=ilo, int_max=ihi, run=run)
+    dtype = NUMPY_DTYPES[out.type]
+    quant = spec.quantized(tensor_quant(in1), tensor_quant(in2), tensor_quant(out), dtype, act)
+    run = plan_binary(ctx, name, ufunc, in1, in2, dtype, params=quant)
+    return BinaryOpData(out.type, quant=quant, run=run)
+
+
+def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
+    """Eval: the prepared plan run over input1, input2 into the output (see run_binary)."""
+    run = data.run
+    assert run is not None
+    run_binary(run, ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.inputs[1]),
+               ctx.tensor_data(op.outputs[0]),
+               ctx.workspace(run.workspace) if run.workspace >= 0 else None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -517,6 +620,9 @@ def copy_if_distinct(src: np.ndarray, dst: np.ndarray) -> None:
 
 __all__ = [
     "AddSubParams",
+    "BinaryOp",
+    "BinaryOpData",
+    "binary_registration",
     "BinaryRun",
     "BroadcastPlan",
     "CHUNK",

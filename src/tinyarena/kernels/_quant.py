@@ -336,12 +336,7 @@ def requantize(acc: np.ndarray, multiplier: IntOrArray, shift: IntOrArray, outpu
     (any integer dtype, e.g. the int8 output view) when given, and returned.
     """
     scaled = multiply_by_quantized_multiplier(acc, multiplier, shift)
-    scaled += output_offset
-    np.clip(scaled, act_min, act_max, out=scaled)
-    if out is None:
-        return scaled
-    out[...] = scaled
-    return out
+    return _offset_clamp_store(scaled, output_offset, act_min, act_max, out)
 
 
 def requantize_int64(acc: np.ndarray, multiplier: IntOrArray, shift: IntOrArray,
@@ -349,6 +344,13 @@ def requantize_int64(acc: np.ndarray, multiplier: IntOrArray, shift: IntOrArray,
                      out: np.ndarray | None = None) -> np.ndarray:
     """As :func:`requantize` for the 16x8 kernels' int64 accumulators."""
     scaled = multiply_by_quantized_multiplier_int64(acc, multiplier, shift)
+    return _offset_clamp_store(scaled, output_offset, act_min, act_max, out)
+
+
+def _offset_clamp_store(scaled: np.ndarray, output_offset: int, act_min: int, act_max: int,
+                        out: np.ndarray | None) -> np.ndarray:
+    """The end both requantize variants share: output offset, activation clamp (in place on
+    ``scaled``), then the store into ``out`` when given."""
     scaled += output_offset
     np.clip(scaled, act_min, act_max, out=scaled)
     if out is None:
@@ -356,6 +358,22 @@ def requantize_int64(acc: np.ndarray, multiplier: IntOrArray, shift: IntOrArray,
     out[...] = scaled
     return out
 
+
+
+_SMALL_CLIP = 1 << 15
+
+
+def clip_inplace(a: np.ndarray, lo: IntOrArray | float, hi: IntOrArray | float) -> None:
+    """a = min(max(a, lo), hi) in place (TFLM's ActivationFunctionWithMinMax; NaN passes).
+
+    np.clip's Python wrapper costs several microseconds per call, which dominates on the small
+    tensors of micro models; two ufunc calls are cheaper there, one np.clip pass beyond.
+    """
+    if a.size < _SMALL_CLIP:
+        np.maximum(a, lo, out=a)
+        np.minimum(a, hi, out=a)
+    else:
+        np.clip(a, lo, hi, out=a)
 
 
 @dataclass(frozen=True)
@@ -380,10 +398,10 @@ class ChannelRequant:
     act_max: int
     fused: bool = False
     fused_add: np.ndarray | None = None
-    fused_threshold: np.ndarray | None = None
     fused_fix: np.ndarray | None = None  # rounds: 1 where the negative-tie term applies
     fused_all_fix: bool = False
     fused_shift: np.ndarray | None = None
+    offset_in_fused_add: bool = False
 
     @staticmethod
     def make(multiplier: IntOrArray, shift: IntOrArray, output_offset: int, act_min: int,
@@ -403,11 +421,19 @@ class ChannelRequant:
         # right shift is at most 31, which QuantizeMultiplier guarantees.
         fused = not bool(np.any(left)) and not bool(np.any(right > 31)) \
             and bool(np.all((m == 0) | (m >= 1 << 30)))  # QuantizeMultiplier's range
+        shift_total = 31 + right
+        fused_add = (1 << 30) + (half << 31)
+        # The output offset can ride in the same constant (offset << S shifts out to exactly
+        # + offset) while that stays far from int64's limit.
+        fold = fused and int(output_offset) != 0 and \
+            int(shift_total.max(initial=0)) + abs(int(output_offset)).bit_length() <= 60
+        if fold:
+            fused_add = fused_add + (np.int64(output_offset) << shift_total)
         return ChannelRequant(
             np.ascontiguousarray(m), left, right, half, rounds, bool(np.any(left)),
             bool(np.any(right)), int(output_offset), int(act_min), int(act_max), fused,
-            (1 << 30) + (half << 31), half << 31, rounds, bool(np.all(rounds == 1)),
-            31 + right)
+            fused_add, rounds, bool(np.all(rounds == 1)), shift_total,
+            fold or int(output_offset) == 0)
 
 
 def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
@@ -415,9 +441,10 @@ def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
     """Fast MultiplyByQuantizedMultiplier (int32 form) + offset + clamp, written into ``out``.
 
     Same results as :func:`requantize` for non-negative multipliers, with fewer passes and no
-    allocation. ``acc`` holds int32-valued accumulators, C-contiguous ``(..., C)``: int64 (then
-    it is overwritten) or int32 with an int64 ``work`` buffer of its shape (the widening then
-    costs no extra pass). ``tmp`` is an int64 scratch of the same shape.
+    allocation (every ufunc runs on one dtype: mixed dtypes make numpy allocate cast buffers).
+    ``acc`` holds int32-valued accumulators, C-contiguous ``(..., C)``: int64 (then it is
+    overwritten) or any integer dtype with an int64 ``work`` buffer of its shape. ``tmp`` is
+    an int64 scratch of the same shape.
 
     With no left shift gemmlowp's two roundings become one shift:
     SaturatingRoundingDoublingHighMul(x, M) is floor((x*M + 2**30) / 2**31) for M >= 0,
@@ -428,24 +455,24 @@ def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
     x*M + 2**30 is 0 or 2**30, where both choices give 0; and -[x < 0] * 2**31 is the single
     operation x & -2**31.
     """
+    if work is not None and work is not acc:
+        np.copyto(work, acc, casting="unsafe")
+        acc = work
     if not rq.fused:
-        if work is not None:
-            np.copyto(work, acc)
-            acc = work
         _requantize_two_step(acc, rq, out, tmp)
         return
     assert rq.fused_add is not None and rq.fused_fix is not None
     np.bitwise_and(acc, -(1 << 31), out=tmp)  # -n * 2**31
     if not rq.fused_all_fix:
         np.multiply(tmp, rq.rounds, out=tmp)  # no rounding term for r = 0 channels
-    dst = acc if work is None else work
-    np.multiply(acc, rq.multiplier, out=dst)
-    dst += tmp
-    dst += rq.fused_add
-    np.right_shift(dst, rq.fused_shift, out=dst)
-    offset = rq.output_offset
-    np.clip(dst, rq.act_min - offset, rq.act_max - offset, out=dst)
-    np.add(dst.reshape(out.shape), offset, out=out, casting="unsafe")
+    np.multiply(acc, rq.multiplier, out=acc)
+    acc += tmp
+    acc += rq.fused_add
+    np.right_shift(acc, rq.fused_shift, out=acc)
+    if not rq.offset_in_fused_add:
+        acc += rq.output_offset
+    clip_inplace(acc, rq.act_min, rq.act_max)
+    np.copyto(out, acc.reshape(out.shape), casting="unsafe")
 
 
 def _requantize_two_step(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
@@ -460,13 +487,13 @@ def _requantize_two_step(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
     acc += 1 << 30
     np.right_shift(acc, 31, out=acc)
     if rq.any_right:
-        np.less(acc, 0, out=tmp)
+        np.right_shift(acc, 63, out=tmp)  # -1 where negative
         np.multiply(tmp, rq.rounds, out=tmp)
-        acc -= tmp
+        acc += tmp
         acc += rq.half
         np.right_shift(acc, rq.right, out=acc)
     acc += rq.output_offset
-    np.clip(acc, rq.act_min, rq.act_max, out=acc)
+    clip_inplace(acc, rq.act_min, rq.act_max)
     np.copyto(out, acc.reshape(out.shape), casting="unsafe")
 
 
@@ -485,7 +512,7 @@ def requantize_int64_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarra
     np.bitwise_and(acc, 0xFFFFFFFF, out=acc)
     acc -= 1 << 31
     acc += rq.output_offset
-    np.clip(acc, rq.act_min, rq.act_max, out=acc)
+    clip_inplace(acc, rq.act_min, rq.act_max)
     np.copyto(out, acc.reshape(out.shape), casting="unsafe")
 
 __all__ = [
@@ -500,6 +527,7 @@ __all__ = [
     "calculate_activation_range_int",
     "calculate_activation_range_quantized",
     "calculate_input_radius",
+    "clip_inplace",
     "multiply_by_quantized_multiplier",
     "multiply_by_quantized_multiplier_greater_than_one",
     "multiply_by_quantized_multiplier_int64",

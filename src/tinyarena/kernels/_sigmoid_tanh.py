@@ -22,7 +22,8 @@ from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
     rounding_divide_by_pot,
 )
-from tinyarena.kernels._unary import c_int32_from_double, checked_log2
+from tinyarena.kernels._unary import c_int32_from_double, checked_log2, quant_params
+from tinyarena.model.types import Tensor, TensorType
 
 _INT8_INPUT_INTEGER_BITS = 4
 _INT16_INPUT_INTEGER_BITS = 3
@@ -75,6 +76,26 @@ def int16_params(op: str, input_scale: float, input_zero_point: int, output_scal
     return ActivationOpData(0, 0, multiplier, left_shift)
 
 
+@dataclass(frozen=True)
+class SigmoidTanhOpData:
+    """What LOGISTIC's and TANH's Prepare keep: the tensor type and the integer rescaling."""
+
+    type: TensorType
+    params: ActivationOpData
+
+
+def sigmoid_tanh_op_data(op: str, inp: Tensor, out: Tensor,
+                         pot_shifts: tuple[int, ...]) -> SigmoidTanhOpData:
+    """CalculateArithmeticOpDataLogistic / tanh's CalculateArithmeticOpData, by input type."""
+    iq, oq = quant_params(inp), quant_params(out)
+    if inp.type == TensorType.INT8:
+        return SigmoidTanhOpData(inp.type, int8_params(iq.scale, iq.zero_point))
+    if inp.type == TensorType.INT16:
+        return SigmoidTanhOpData(inp.type, int16_params(op, iq.scale, iq.zero_point, oq.scale,
+                                                        oq.zero_point, pot_shifts=pot_shifts))
+    return SigmoidTanhOpData(inp.type, ActivationOpData())
+
+
 def _int8_common(x: np.ndarray, p: ActivationOpData, fn: str) -> tuple[np.ndarray, np.ndarray,
                                                                         np.ndarray]:
     centered = x.astype(np.int64) - p.input_zero_point
@@ -114,16 +135,21 @@ def _wrap_int16(x: np.ndarray) -> np.ndarray:
     return ((x + 32768) & 0xFFFF) - 32768
 
 
+def _table_lerp(a: np.ndarray, frac_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sigmoid-table step of both int16 kernels: the table index ``a >> frac_bits`` and the
+    entry there interpolated linearly toward the next by the low ``frac_bits`` bits of ``a``
+    (scaled by 2**frac_bits). The index is capped at 254; callers saturate at 255 and above."""
+    uh = a >> frac_bits
+    idx = np.minimum(uh, 254)
+    ua = SIGMOID_TABLE_UINT16[idx]
+    ub = SIGMOID_TABLE_UINT16[idx + 1]
+    return uh, (ua << frac_bits) + (a & ((1 << frac_bits) - 1)) * (ub - ua)
+
+
 def logistic_int16(x: np.ndarray, p: ActivationOpData) -> np.ndarray:
     """reference_integer_ops::Logistic (int16): sigmoid table, 9 fractional bits of lerp."""
     v = _rescale_int16(x, p)
-    a = np.abs(v)
-    uh = a >> 9
-    table = SIGMOID_TABLE_UINT16
-    idx = np.minimum(uh, 254)
-    ua = table[idx]
-    ub = table[idx + 1]
-    interp = (ua << 9) + (a & 0x1FF) * (ub - ua)
+    uh, interp = _table_lerp(np.abs(v), 9)
     result = np.where(uh >= 255, 0x7FFF << 10, interp)
     result = np.where(v >= 0, result + (1 << 9), (1 << (16 + 9)) - result + (1 << 9) - 1)
     return _wrap_int16((result & 0xFFFFFFFF) >> 10)
@@ -132,13 +158,7 @@ def logistic_int16(x: np.ndarray, p: ActivationOpData) -> np.ndarray:
 def tanh_int16(x: np.ndarray, p: ActivationOpData) -> np.ndarray:
     """reference_integer_ops::Tanh (int16): tanh(x) = 2 sigmoid(2x) - 1 on the same table."""
     v = _rescale_int16(x, p)
-    a = np.abs(v)
-    uh = a >> 8
-    table = SIGMOID_TABLE_UINT16
-    idx = np.minimum(uh, 254)
-    ua = table[idx]
-    ub = table[idx + 1]
-    interp = (ua << 8) + (a & 0xFF) * (ub - ua)
+    uh, interp = _table_lerp(np.abs(v), 8)
     result = np.where(uh >= 255, 0xFFFF << 8, interp)
     result = np.where(v >= 0, result - (1 << 23) + (1 << 7), -result + (1 << 23) + (1 << 7) - 1)
     return _wrap_int16(result >> 8)
@@ -146,6 +166,8 @@ def tanh_int16(x: np.ndarray, p: ActivationOpData) -> np.ndarray:
 
 __all__ = [
     "ActivationOpData",
+    "SigmoidTanhOpData",
+    "sigmoid_tanh_op_data",
     "int16_params",
     "int8_params",
     "logistic_int16",

@@ -153,14 +153,7 @@ def _softmax_int8(rows: np.ndarray, data: SoftmaxOpData, out_bits: int) -> np.nd
     index = x.max(axis=1, keepdims=True) - x  # 0..255
     exp = data.exp_table[index]
     sum_of_exps = wrap_int32(data.contrib_table[index].sum(axis=1))
-    shifted_scale, num_bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
-    exponent = num_bits_over_unit + 31 - out_bits
-    unsat = rounding_divide_by_pot(
-        saturating_rounding_doubling_high_mul(shifted_scale[:, None], exp), exponent[:, None])
-    out_min = -(1 << (out_bits - 1))
-    out_max = (1 << (out_bits - 1)) - 1
-    shifted = np.clip(unsat + out_min, out_min, out_max)
-    return np.where(data.valid_table[index], shifted, out_min)
+    return _softmax_int8_output(exp, sum_of_exps, data.valid_table[index], out_bits)
 
 
 def _softmax_int8_reference(rows: np.ndarray, data: SoftmaxOpData, out_bits: int) -> np.ndarray:
@@ -173,6 +166,14 @@ def _softmax_int8_reference(rows: np.ndarray, data: SoftmaxOpData, out_bits: int
     exp = exp_on_negative_values(rescaled, _SCALED_DIFF_INTEGER_BITS)
     contrib = np.where(valid, rounding_divide_by_pot(exp, _ACCUMULATION_INTEGER_BITS), 0)
     sum_of_exps = wrap_int32(contrib.sum(axis=1))
+    return _softmax_int8_output(exp, sum_of_exps, valid, out_bits)
+
+
+def _softmax_int8_output(exp: np.ndarray, sum_of_exps: np.ndarray, valid: np.ndarray,
+                         out_bits: int) -> np.ndarray:
+    """The end of reference_ops::Softmax<int8_t, ...>: each exp times the row's reciprocal sum
+    (GetReciprocal), rescaled to ``out_bits`` and offset to the output range; differences below
+    diff_min (``valid`` false) give the output minimum."""
     shifted_scale, num_bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
     exponent = num_bits_over_unit + 31 - out_bits
     unsat = rounding_divide_by_pot(

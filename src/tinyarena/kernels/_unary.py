@@ -13,7 +13,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._quant import QuantParams
-from tinyarena.kernels.base import PrepareContext
+from tinyarena.kernels.base import EvalContext, PrepareContext
 from tinyarena.model.types import Operator, Tensor, TensorType
 
 
@@ -50,6 +50,16 @@ def require_same_size(name: str, inp: Tensor, out: Tensor) -> None:
     if inp.element_count != out.element_count:
         raise KernelError(f"{name}: input shape {inp.shape} and output shape {out.shape} have "
                           "different element counts; fix the output tensor's shape")
+
+
+def checked_unary_io(ctx: PrepareContext, op: Operator, name: str,
+                     allowed: tuple[tuple[TensorType, TensorType], ...]) -> tuple[Tensor, Tensor]:
+    """The checks every element-wise activation's Prepare starts with (after its temp tensors):
+    one input and one output, a supported type pair, and equal element counts."""
+    inp, out = io_tensors(ctx, op, name)
+    require_types(name, inp, out, allowed)
+    require_same_size(name, inp, out)
+    return inp, out
 
 
 def checked_log2(x: float) -> tuple[bool, int]:
@@ -93,3 +103,8 @@ def map_row_chunks(fn: Callable[[np.ndarray], np.ndarray], rows: np.ndarray,
     step = max(1, CHUNK // max(1, rows.shape[1]))
     for start in range(0, rows.shape[0], step):
         out_rows[start:start + step] = fn(rows[start:start + step])
+
+
+def map_unary(ctx: EvalContext, op: Operator, fn: Callable[[np.ndarray], np.ndarray]) -> None:
+    """An element-wise Eval: output = fn(first input), block by block (:func:`map_chunks`)."""
+    map_chunks(fn, ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]))

@@ -19,13 +19,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._quant import multiply_by_quantized_multiplier, qrange, quantize_multiplier
-from tinyarena.kernels._unary import (
-    io_tensors,
-    map_chunks,
-    quant_params,
-    require_same_size,
-    require_types,
-)
+from tinyarena.kernels._unary import checked_unary_io, map_unary, quant_params
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
@@ -72,9 +66,7 @@ def relu_prepare(ctx: PrepareContext, op: Operator) -> ReluOpData:
     """ReluPrepare -> CalculateReluOpData<T>."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    inp, out = io_tensors(ctx, op, "RELU")
-    require_types("RELU", inp, out, _SUPPORTED)
-    require_same_size("RELU", inp, out)
+    inp, out = checked_unary_io(ctx, op, "RELU", _SUPPORTED)
     if inp.type == _F32:
         return ReluOpData(inp.type)
     iq, oq = quant_params(inp), quant_params(out)
@@ -91,9 +83,7 @@ def relu_prepare(ctx: PrepareContext, op: Operator) -> ReluOpData:
 def relu6_prepare(ctx: PrepareContext, op: Operator) -> Relu6OpData:
     """Relu6Prepare: the input's zero point and FloatToQuantizedType(6.0f)."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
-    inp, out = io_tensors(ctx, op, "RELU6")
-    require_types("RELU6", inp, out, _SUPPORTED)
-    require_same_size("RELU6", inp, out)
+    inp, _ = checked_unary_io(ctx, op, "RELU6", _SUPPORTED)
     if inp.type == _F32:
         return Relu6OpData(inp.type)
     iq = quant_params(inp)
@@ -105,12 +95,10 @@ def relu6_prepare(ctx: PrepareContext, op: Operator) -> Relu6OpData:
 
 def relu_eval(ctx: EvalContext, op: Operator, data: ReluOpData) -> None:
     """ReluEval: ReluFloat or ReluQuantized<T>."""
-    x = ctx.tensor_data(op.inputs[INPUT])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
-        map_chunks(lambda v: np.where(v < 0, np.float32(0.0), v), x, out)
+        map_unary(ctx, op, lambda v: np.where(v < 0, np.float32(0.0), v))
     else:
-        map_chunks(lambda v: relu_quantized(v, data), x, out)
+        map_unary(ctx, op, lambda v: relu_quantized(v, data))
 
 
 def relu_quantized(x: np.ndarray, data: ReluOpData) -> np.ndarray:
@@ -122,13 +110,11 @@ def relu_quantized(x: np.ndarray, data: ReluOpData) -> np.ndarray:
 
 def relu6_eval(ctx: EvalContext, op: Operator, data: Relu6OpData) -> None:
     """Relu6Eval: Relu6Float or Relu6Quantized<T> (val > upper ? upper : max(val, lower))."""
-    x = ctx.tensor_data(op.inputs[INPUT])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
         lower, upper = np.float32(0.0), np.float32(6.0)
     else:
         lower, upper = data.zero, data.six
-    map_chunks(lambda v: np.where(v > upper, upper, np.where(v < lower, lower, v)), x, out)
+    map_unary(ctx, op, lambda v: np.where(v > upper, upper, np.where(v < lower, lower, v)))
 
 
 REGISTRATIONS = {

@@ -1,92 +1,32 @@
 """ADD: TFLM's add.cc / add_common.cc.
 
+AddInit allocates the OpData; AddPrepare takes temp tensors and runs CalculateOpDataAdd; AddEval
+runs EvalAdd for float32/int32 (int32 ignores the fused activation) and EvalAddQuantized
+(AddFunc) for int8/int16. The shared skeleton is ``_elementwise.binary_registration``.
+
 Allocation: the parser allocates ``TfLiteAddParams``; init allocates ``OpDataAdd``; prepare
 takes temp tensors input1, input2 and output.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._elementwise import (
-    AddSubParams,
-    add_sub_params,
-    BinaryRun,
-    broadcast_output_shape,
-    plan_binary,
-    run_binary,
-    tensor_quant,
-)
-from tinyarena.kernels._quant import calculate_activation_range_float
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._elementwise import BinaryOp, add_sub_params, binary_registration
 from tinyarena.model.options import AddOptions
-from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
-
-INPUT1 = 0
-INPUT2 = 1
-OUTPUT = 0
+from tinyarena.model.types import Tensor
 
 
-def init(ctx: InitContext, op: Operator) -> None:
-    """AddInit: the OpData."""
-    ctx.allocate_persistent(ctx.target.sizeof("OpDataAdd"))
+def _check_int32(in1: Tensor, in2: Tensor, out: Tensor) -> None:
+    """int32 ADD: the inputs must be unquantized (the output's quantization is not checked)."""
+    if any(t.quantization is not None and len(t.quantization.scale) for t in (in1, in2)):
+        raise KernelError("int32 ADD supports only unquantized inputs; drop the quantization")
 
 
-_SUPPORTED = (TensorType.FLOAT32, TensorType.INT32, TensorType.INT8, TensorType.INT16)
-
-
-@dataclass(frozen=True)
-class OpData:
-    """What CalculateOpDataAdd computes (OpDataAdd)."""
-
-    out_type: TensorType
-    float_min: float = 0.0
-    float_max: float = 0.0
-    quant: AddSubParams | None = None
-    run: BinaryRun | None = None  # the invoke-time plan (broadcast blocks, tables, workspace)
-
-
-def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    """AddPrepare: temp tensors input1, input2, output, then CalculateOpDataAdd."""
-    for index in (op.inputs[INPUT1], op.inputs[INPUT2], op.outputs[OUTPUT]):
-        ctx.allocate_temp_tensor(index)
-    in1, in2 = ctx.tensor(op.inputs[INPUT1]), ctx.tensor(op.inputs[INPUT2])
-    out = ctx.tensor(op.outputs[OUTPUT])
-    if in1 is None or in2 is None or out is None:
-        raise KernelError("ADD needs two inputs and one output")
-    if out.type not in _SUPPORTED or in1.type != out.type or in2.type != out.type:
-        raise KernelError(f"ADD supports float32, int32, int8 and int16 with matching types; got "
-                          f"{in1.type.name}, {in2.type.name} -> {out.type.name}")
-    broadcast_output_shape("ADD", in1.shape, in2.shape, out.shape)
-    options = op.options if isinstance(op.options, AddOptions) else AddOptions()
-    act = options.fused_activation_function
-    if out.type == TensorType.FLOAT32:
-        lo, hi = calculate_activation_range_float(act)
-        run = plan_binary(ctx, "ADD", np.add, in1, in2, np.float32, float_range=(lo, hi))
-        return OpData(out.type, float_min=lo, float_max=hi, run=run)
-    if out.type == TensorType.INT32:
-        if any(t.quantization is not None and len(t.quantization.scale) for t in (in1, in2)):
-            raise KernelError("int32 ADD supports only unquantized inputs; drop the quantization")
-        # EvalAdd ignores the fused activation for int32
-        return OpData(out.type, run=plan_binary(ctx, "ADD", np.add, in1, in2, np.int32))
-    quant = add_sub_params(tensor_quant(in1), tensor_quant(in2), tensor_quant(out),
-                           NUMPY_DTYPES[out.type], act, subtract=False)
-    run = plan_binary(ctx, "ADD", np.add, in1, in2, NUMPY_DTYPES[out.type], params=quant)
-    return OpData(out.type, quant=quant, run=run)
-
-
-def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
-    """AddEval: EvalAdd for float32/int32, EvalAddQuantized (AddFunc) for int8/int16."""
-    run = data.run
-    assert run is not None
-    inputs = op.inputs
-    run_binary(run, ctx.tensor_data(inputs[INPUT1]), ctx.tensor_data(inputs[INPUT2]),
-               ctx.tensor_data(op.outputs[OUTPUT]),
-               ctx.workspace(run.workspace) if run.workspace >= 0 else None)
-
-
-REGISTRATION = Registration("ADD", init=init, prepare=prepare, eval=eval_,
-                            builtin_data="TfLiteAddParams")
+REGISTRATION = binary_registration(BinaryOp(
+    "ADD", np.add, op_data="OpDataAdd", builtin_data="TfLiteAddParams", options=AddOptions,
+    quantized=partial(add_sub_params, subtract=False), int32_activation=False,
+    check_int32=_check_int32))

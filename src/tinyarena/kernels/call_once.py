@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tinyarena.errors import KernelError
-from tinyarena.kernels._control_flow import eval_call_once
+from tinyarena.kernels._control_flow import check_subgraph_indices, eval_call_once
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -31,9 +30,7 @@ def init(ctx: InitContext, op: Operator) -> None:
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     """CallOncePrepare: checks only."""
     index = op.options.init_subgraph_index
-    if not 0 <= index < ctx.subgraph_count():
-        raise KernelError(f"CALL_ONCE refers to subgraph {index}, but the model has "
-                          f"{ctx.subgraph_count()}")
+    check_subgraph_indices(ctx, "CALL_ONCE", (index,))
     return OpData(index, ctx.request_workspace((1,), np.bool_))
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_common import compute_out_size, gemm, padding_with_offset
 from tinyarena.kernels._conv_kernels import EXACT_FLOAT_WORK
-from tinyarena.kernels._quant import calculate_activation_range_float
+from tinyarena.kernels._quant import calculate_activation_range_float, clip_inplace
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, Tensor, TensorType
 
@@ -227,7 +227,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         bias = ctx.tensor_data(op.inputs[BIAS]).reshape(-1)
     if bias is not None:
         np.add(out, bias, out=out)
-    np.clip(out, np.float32(data.float_min), np.float32(data.float_max), out=out)
+    clip_inplace(out, np.float32(data.float_min), np.float32(data.float_max))
 
 
 REGISTRATION = Registration("CONV_3D", init=None, prepare=prepare, eval=eval_,

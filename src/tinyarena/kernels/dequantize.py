@@ -7,7 +7,7 @@ input and output.
 from __future__ import annotations
 
 from tinyarena.kernels._quantize_math import DequantizeOpData, dequantize, dequantize_op_data
-from tinyarena.kernels._unary import io_tensors, map_chunks
+from tinyarena.kernels._unary import io_tensors, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -30,8 +30,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> DequantizeOpData:
 
 def eval_(ctx: EvalContext, op: Operator, data: DequantizeOpData) -> None:
     """The reference arithmetic of _quantize_math, written into the output view."""
-    out = ctx.tensor_data(op.outputs[OUTPUT])
-    map_chunks(lambda v: dequantize(v, data), ctx.tensor_data(op.inputs[INPUT]), out)
+    map_unary(ctx, op, lambda v: dequantize(v, data))
 
 
 REGISTRATION = Registration("DEQUANTIZE", init=init, prepare=prepare, eval=eval_,

@@ -16,13 +16,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._quant import quantize_multiplier
-from tinyarena.kernels._unary import (
-    io_tensors,
-    map_chunks,
-    quant_params,
-    require_same_size,
-    require_types,
-)
+from tinyarena.kernels._unary import checked_unary_io, map_unary, quant_params
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -61,9 +55,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     """HardSwishPrepare: the two int16 multipliers (ratios taken in float32)."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    inp, out = io_tensors(ctx, op, "HARD_SWISH")
-    require_types("HARD_SWISH", inp, out, _SUPPORTED)
-    require_same_size("HARD_SWISH", inp, out)
+    inp, out = checked_unary_io(ctx, op, "HARD_SWISH", _SUPPORTED)
     if inp.type == _F32:
         return OpData(inp.type)
     f32 = np.float32
@@ -148,12 +140,10 @@ def hard_swish_float(x: np.ndarray) -> np.ndarray:
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """HardSwishEval."""
-    x = ctx.tensor_data(op.inputs[INPUT])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
-        map_chunks(hard_swish_float, x, out)
+        map_unary(ctx, op, hard_swish_float)
     else:
-        map_chunks(lambda v: hard_swish_int8(v, data), x, out)
+        map_unary(ctx, op, lambda v: hard_swish_int8(v, data))
 
 
 REGISTRATION = Registration("HARD_SWISH", init=init, prepare=prepare, eval=eval_)

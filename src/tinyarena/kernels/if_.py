@@ -7,8 +7,7 @@ planned with the rest of the model (arena.lifetimes follows then, else).
 
 from __future__ import annotations
 
-from tinyarena.errors import KernelError
-from tinyarena.kernels._control_flow import eval_if
+from tinyarena.kernels._control_flow import check_subgraph_indices, eval_if
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -23,10 +22,8 @@ def init(ctx: InitContext, op: Operator) -> None:
 def prepare(ctx: PrepareContext, op: Operator) -> None:
     """IfPrepare, allocation side: the condition as a temp tensor; branch indices checked."""
     ctx.allocate_temp_tensor(op.inputs[COND])
-    for index in (op.options.then_subgraph_index, op.options.else_subgraph_index):
-        if not 0 <= index < ctx.subgraph_count():
-            raise KernelError(f"IF refers to subgraph {index}, but the model has "
-                              f"{ctx.subgraph_count()}")
+    check_subgraph_indices(ctx, "IF", (op.options.then_subgraph_index,
+                                       op.options.else_subgraph_index))
     return None
 
 

@@ -14,13 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.kernels._quant import multiply_by_quantized_multiplier, qrange, quantize_multiplier
-from tinyarena.kernels._unary import (
-    io_tensors,
-    map_chunks,
-    quant_params,
-    require_same_size,
-    require_types,
-)
+from tinyarena.kernels._unary import checked_unary_io, map_unary, quant_params
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import LeakyReluOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
@@ -54,9 +48,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     """LeakyReluPrepare -> CalculateOpDataLeakyRelu."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    inp, out = io_tensors(ctx, op, "LEAKY_RELU")
-    require_types("LEAKY_RELU", inp, out, _SUPPORTED)
-    require_same_size("LEAKY_RELU", inp, out)
+    inp, out = checked_unary_io(ctx, op, "LEAKY_RELU", _SUPPORTED)
     options = op.options if isinstance(op.options, LeakyReluOptions) else LeakyReluOptions()
     alpha = np.float32(options.alpha)
     if inp.type == _F32:
@@ -71,13 +63,11 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """LeakyReluEval: reference_ops::LeakyRelu (float) or QuantizeLeakyRelu<T>."""
-    x = ctx.tensor_data(op.inputs[INPUT])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
         alpha = np.float32(data.alpha)
-        map_chunks(lambda v: np.where(v > 0, v, v * alpha), x, out)
+        map_unary(ctx, op, lambda v: np.where(v > 0, v, v * alpha))
     else:
-        map_chunks(lambda v: leaky_relu_quantized(v, data), x, out)
+        map_unary(ctx, op, lambda v: leaky_relu_quantized(v, data))
 
 
 def leaky_relu_quantized(x: np.ndarray, data: OpData) -> np.ndarray:

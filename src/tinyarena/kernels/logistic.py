@@ -9,25 +9,16 @@ Allocation: init allocates ``OpDataLogistic`` (16 bytes); prepare takes two temp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._sigmoid_tanh import (
-    ActivationOpData,
-    int8_params,
-    int16_params,
+    SigmoidTanhOpData,
     logistic_int8,
     logistic_int16,
+    sigmoid_tanh_op_data,
 )
-from tinyarena.kernels._unary import (
-    io_tensors,
-    map_chunks,
-    quant_params,
-    require_same_size,
-    require_types,
-)
+from tinyarena.kernels._unary import checked_unary_io, map_unary, quant_params
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -41,34 +32,21 @@ _CUTOFF_UPPER = np.float32(16.619047164916992188)
 _CUTOFF_LOWER = np.float32(-9.0)
 
 
-@dataclass(frozen=True)
-class OpData:
-    type: TensorType
-    params: ActivationOpData
-
-
 def init(ctx: InitContext, op: Operator) -> None:
     """LogisticInit: OpDataLogistic."""
     ctx.allocate_persistent(ctx.target.sizeof("OpDataLogistic"))
 
 
-def prepare(ctx: PrepareContext, op: Operator) -> OpData:
+def prepare(ctx: PrepareContext, op: Operator) -> SigmoidTanhOpData:
     """LogisticPrepare -> CalculateArithmeticOpDataLogistic."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    inp, out = io_tensors(ctx, op, "LOGISTIC")
-    require_types("LOGISTIC", inp, out, _SUPPORTED)
-    require_same_size("LOGISTIC", inp, out)
-    iq, oq = quant_params(inp), quant_params(out)
-    if inp.type == _I8:
-        if oq.zero_point != -128:
-            raise KernelError(f"int8 LOGISTIC needs an output zero point of -128, got "
-                              f"{oq.zero_point}")
-        return OpData(inp.type, int8_params(iq.scale, iq.zero_point))
-    if inp.type == _I16:
-        return OpData(inp.type, int16_params("LOGISTIC", iq.scale, iq.zero_point, oq.scale,
-                                             oq.zero_point, pot_shifts=(0,)))
-    return OpData(inp.type, ActivationOpData())
+    inp, out = checked_unary_io(ctx, op, "LOGISTIC", _SUPPORTED)
+    out_zero_point = quant_params(out).zero_point
+    if inp.type == _I8 and out_zero_point != -128:
+        raise KernelError(f"int8 LOGISTIC needs an output zero point of -128, got "
+                          f"{out_zero_point}")
+    return sigmoid_tanh_op_data("LOGISTIC", inp, out, pot_shifts=(0,))
 
 
 def logistic_float(x: np.ndarray) -> np.ndarray:
@@ -81,16 +59,14 @@ def logistic_float(x: np.ndarray) -> np.ndarray:
     return np.where(x > _CUTOFF_UPPER, f32(1.0), np.where(x < _CUTOFF_LOWER, low, mid))
 
 
-def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
+def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
     """LogisticEval."""
-    x = ctx.tensor_data(op.inputs[INPUT])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
-        map_chunks(logistic_float, x, out)
+        map_unary(ctx, op, logistic_float)
     elif data.type == _I8:
-        map_chunks(lambda v: logistic_int8(v, data.params), x, out)
+        map_unary(ctx, op, lambda v: logistic_int8(v, data.params))
     else:
-        map_chunks(lambda v: logistic_int16(v, data.params), x, out)
+        map_unary(ctx, op, lambda v: logistic_int16(v, data.params))
 
 
 REGISTRATION = Registration("LOGISTIC", init=init, prepare=prepare, eval=eval_)

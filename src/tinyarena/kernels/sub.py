@@ -1,96 +1,31 @@
 """SUB: TFLM's sub.cc / sub_common.cc, float32, int32, int8 and int16, with broadcasting.
 
+SubInit allocates the OpData; SubPrepare takes temp tensors and runs CalculateOpDataSub;
+SubEval runs EvalSub for float32/int32 (both clamped to the fused activation range) and
+EvalSubQuantized for int8/int16. The shared skeleton is ``_elementwise.binary_registration``.
+
 Allocation: init allocates ``OpDataSub`` (52 bytes); prepare takes three temp tensors (input1,
 input2, output) and allocates nothing else.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._elementwise import (
-    AddSubParams,
-    add_sub_params,
-    BinaryRun,
-    broadcast_output_shape,
-    plan_binary,
-    run_binary,
-    tensor_quant,
-)
-from tinyarena.kernels._quant import (
-    calculate_activation_range_float,
-    calculate_activation_range_int,
-)
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._elementwise import BinaryOp, add_sub_params, binary_registration
 from tinyarena.model.options import SubOptions
-from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
-
-INPUT1 = 0
-INPUT2 = 1
-OUTPUT = 0
-
-_SUPPORTED = (TensorType.FLOAT32, TensorType.INT32, TensorType.INT8, TensorType.INT16)
+from tinyarena.model.types import Tensor
 
 
-@dataclass(frozen=True)
-class OpData:
-    """What SubPrepare computes (OpDataSub) plus the float/int32 activation bounds."""
-
-    out_type: TensorType
-    float_min: float = 0.0
-    float_max: float = 0.0
-    int_min: int = 0
-    int_max: int = 0
-    quant: AddSubParams | None = None
-    run: BinaryRun | None = None  # the invoke-time plan (broadcast blocks, tables, workspace)
+def _check_int32(in1: Tensor, in2: Tensor, out: Tensor) -> None:
+    """int32 SUB: the inputs and the output must all be unquantized."""
+    if any(t.quantization is not None and len(t.quantization.scale) for t in (in1, in2, out)):
+        raise KernelError("int32 SUB supports only unquantized tensors; drop the quantization")
 
 
-def init(ctx: InitContext, op: Operator) -> None:
-    ctx.allocate_persistent(ctx.target.sizeof("OpDataSub"))
-
-
-def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    """SubPrepare: temp tensors input1, input2, output, then CalculateOpDataSub."""
-    for index in (op.inputs[INPUT1], op.inputs[INPUT2], op.outputs[OUTPUT]):
-        ctx.allocate_temp_tensor(index)
-    in1, in2 = ctx.tensor(op.inputs[INPUT1]), ctx.tensor(op.inputs[INPUT2])
-    out = ctx.tensor(op.outputs[OUTPUT])
-    if in1 is None or in2 is None or out is None:
-        raise KernelError("SUB needs two inputs and one output")
-    if out.type not in _SUPPORTED or in1.type != out.type or in2.type != out.type:
-        raise KernelError(f"SUB supports float32, int32, int8 and int16 with matching types; got "
-                          f"{in1.type.name}, {in2.type.name} -> {out.type.name}")
-    broadcast_output_shape("SUB", in1.shape, in2.shape, out.shape)
-    options = op.options if isinstance(op.options, SubOptions) else SubOptions()
-    act = options.fused_activation_function
-    if out.type == TensorType.FLOAT32:
-        lo, hi = calculate_activation_range_float(act)
-        run = plan_binary(ctx, "SUB", np.subtract, in1, in2, np.float32, float_range=(lo, hi))
-        return OpData(out.type, float_min=lo, float_max=hi, run=run)
-    if out.type == TensorType.INT32:
-        if any(t.quantization is not None and len(t.quantization.scale) for t in (in1, in2, out)):
-            raise KernelError("int32 SUB supports only unquantized tensors; drop the quantization")
-        ilo, ihi = calculate_activation_range_int(act, np.int32)
-        run = plan_binary(ctx, "SUB", np.subtract, in1, in2, np.int32, int_range=(ilo, ihi))
-        return OpData(out.type, int_min=ilo, int_max=ihi, run=run)
-    quant = add_sub_params(tensor_quant(in1), tensor_quant(in2), tensor_quant(out),
-                           NUMPY_DTYPES[out.type], act, subtract=True)
-    run = plan_binary(ctx, "SUB", np.subtract, in1, in2, NUMPY_DTYPES[out.type], params=quant)
-    return OpData(out.type, quant=quant, run=run)
-
-
-def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
-    """SubEval: EvalSub for float32/int32, EvalSubQuantized for int8/int16."""
-    run = data.run
-    assert run is not None
-    inputs = op.inputs
-    run_binary(run, ctx.tensor_data(inputs[INPUT1]), ctx.tensor_data(inputs[INPUT2]),
-               ctx.tensor_data(op.outputs[OUTPUT]),
-               ctx.workspace(run.workspace) if run.workspace >= 0 else None)
-
-
-REGISTRATION = Registration("SUB", init=init, prepare=prepare, eval=eval_,
-                            builtin_data="TfLiteSubParams")
+REGISTRATION = binary_registration(BinaryOp(
+    "SUB", np.subtract, op_data="OpDataSub", builtin_data="TfLiteSubParams", options=SubOptions,
+    quantized=partial(add_sub_params, subtract=True), check_int32=_check_int32))

@@ -10,24 +10,15 @@ Allocation: init allocates tanh.cc's OpData (16 bytes); prepare takes three temp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from tinyarena.kernels._sigmoid_tanh import (
-    ActivationOpData,
-    int8_params,
-    int16_params,
+    SigmoidTanhOpData,
+    sigmoid_tanh_op_data,
     tanh_int8,
     tanh_int16,
 )
-from tinyarena.kernels._unary import (
-    io_tensors,
-    map_chunks,
-    quant_params,
-    require_same_size,
-    require_types,
-)
+from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -38,44 +29,28 @@ _F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
 _SUPPORTED = ((_F32, _F32), (_I8, _I8), (_I16, _I16))
 
 
-@dataclass(frozen=True)
-class OpData:
-    type: TensorType
-    params: ActivationOpData
-
-
 def init(ctx: InitContext, op: Operator) -> None:
     """TanhInit: four int32 of OpData."""
     ctx.allocate_persistent(ctx.target.sizeof("OpDataTanh"))
 
 
-def prepare(ctx: PrepareContext, op: Operator) -> OpData:
+def prepare(ctx: PrepareContext, op: Operator) -> SigmoidTanhOpData:
     """TanhPrepare: one temp input, then CalculateArithmeticOpData's temp input and output."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    inp, out = io_tensors(ctx, op, "TANH")
-    require_types("TANH", inp, out, _SUPPORTED)
-    require_same_size("TANH", inp, out)
-    iq, oq = quant_params(inp), quant_params(out)
-    if inp.type == _I8:
-        return OpData(inp.type, int8_params(iq.scale, iq.zero_point))
-    if inp.type == _I16:
-        return OpData(inp.type, int16_params("TANH", iq.scale, iq.zero_point, oq.scale,
-                                             oq.zero_point, pot_shifts=(0, 1)))
-    return OpData(inp.type, ActivationOpData())
+    inp, out = checked_unary_io(ctx, op, "TANH", _SUPPORTED)
+    return sigmoid_tanh_op_data("TANH", inp, out, pot_shifts=(0, 1))
 
 
-def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
+def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
     """TanhEval."""
-    x = ctx.tensor_data(op.inputs[INPUT])
-    out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.type == _F32:
-        map_chunks(_tanh_float, x, out)
+        map_unary(ctx, op, _tanh_float)
     elif data.type == _I8:
-        map_chunks(lambda v: tanh_int8(v, data.params), x, out)
+        map_unary(ctx, op, lambda v: tanh_int8(v, data.params))
     else:
-        map_chunks(lambda v: tanh_int16(v, data.params), x, out)
+        map_unary(ctx, op, lambda v: tanh_int16(v, data.params))
 
 
 def _tanh_float(x: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ from tinyarena.kernels._conv_kernels import (
     tensor_scale_zp,
 )
 from tinyarena.kernels._quant import (
+    clip_inplace,
     ChannelRequant,
     calculate_activation_range_float,
     calculate_activation_range_quantized,
@@ -259,7 +260,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     if data.kind == KIND_FLOAT:
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
-        np.clip(out, np.float32(data.float_min), np.float32(data.float_max), out=out)
+        clip_inplace(out, np.float32(data.float_min), np.float32(data.float_max))
         return
     acci = ctx.workspace(data.ws_acci)
     np.copyto(acci, ctx.workspace(data.ws_acc), casting="unsafe")

@@ -6,8 +6,7 @@ subgraph indices); prepare allocates nothing.
 
 from __future__ import annotations
 
-from tinyarena.errors import KernelError
-from tinyarena.kernels._control_flow import eval_while
+from tinyarena.kernels._control_flow import check_subgraph_indices, eval_while
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -19,10 +18,8 @@ def init(ctx: InitContext, op: Operator) -> None:
 
 def prepare(ctx: PrepareContext, op: Operator) -> None:
     """WhilePrepare: checks only."""
-    for index in (op.options.cond_subgraph_index, op.options.body_subgraph_index):
-        if not 0 <= index < ctx.subgraph_count():
-            raise KernelError(f"WHILE refers to subgraph {index}, but the model has "
-                              f"{ctx.subgraph_count()}")
+    check_subgraph_indices(ctx, "WHILE", (op.options.cond_subgraph_index,
+                                          op.options.body_subgraph_index))
     return None
 
 

@@ -8,31 +8,10 @@ import numpy as np
 import pytest
 
 import tinyarena
-from tflm_oracle import captured_stderr, make_interpreter, parse_allocations
+from tflm_oracle import captured_stderr, make_interpreter, parse_allocations, tflm_invokes
 from tinyarena.builder import ModelBuilder
 
 pytestmark = pytest.mark.oracle
-
-
-def _wheel_invokes(model: bytes, feeds: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
-    """Outputs of consecutive invokes of one wheel interpreter (state carries over)."""
-    results = []
-    with captured_stderr():
-        ip = make_interpreter(model)
-        for inputs in feeds:
-            for i, x in enumerate(inputs):
-                ip.set_input(x, i)
-            ip.invoke()
-            outs, i = [], 0
-            while True:
-                try:
-                    ip.get_output_details(i)
-                except Exception:
-                    break
-                outs.append(np.array(ip.get_output(i), copy=True))
-                i += 1
-            results.append(outs)
-    return results
 
 
 def _ours(model: bytes, feeds: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
@@ -48,7 +27,7 @@ def _ours(model: bytes, feeds: Sequence[Sequence[np.ndarray]]) -> list[list[np.n
 
 
 def _same(model: bytes, feeds: Sequence[Sequence[np.ndarray]]) -> None:
-    want = _wheel_invokes(model, feeds)
+    want = tflm_invokes(model, feeds)
     got = _ours(model, feeds)
     for w_outs, g_outs in zip(want, got):
         assert len(w_outs) == len(g_outs)
