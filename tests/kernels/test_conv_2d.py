@@ -203,3 +203,31 @@ def test_gemm_chunks_equal_one_matmul(shape: tuple[int, int, int]) -> None:
     out = np.full((rows, n), np.nan)
     gemm(a, b, out)
     assert np.array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"])
+def test_runtime_filter_and_bias_int8(op: str) -> None:
+    """Filter and bias fed at invoke (not constants): the input-offset correction is then
+    computed at eval instead of prepare."""
+    rng = np.random.default_rng(77)
+    b = ModelBuilder()
+    if op == "FULLY_CONNECTED":
+        x_shape, w_shape, y_shape, opts = (3, 6), (4, 6), (3, 4), {}
+    elif op == "CONV_2D":
+        x_shape, w_shape, y_shape = (1, 5, 5, 3), (4, 3, 3, 3), (1, 5, 5, 4)
+        opts = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+    else:
+        x_shape, w_shape, y_shape = (1, 5, 5, 2), (1, 3, 3, 4), (1, 3, 3, 4)
+        opts = {"padding": "VALID", "stride_w": 1, "stride_h": 1, "depth_multiplier": 2}
+    x = b.add_input("x", x_shape, "int8", scale=0.05, zero_point=-7)
+    w = b.add_input("w", w_shape, "int8", scale=0.01, zero_point=0)
+    bias = b.add_input("b", (y_shape[-1],), "int32", scale=0.0005, zero_point=0)
+    y = b.add_tensor("y", y_shape, "int8", scale=0.1, zero_point=3)
+    b.add_operator(op, [x, w, bias], [y], **opts)
+    b.mark_output(y)
+    model = b.build()
+    for _ in range(2):
+        inputs = [random_input(x_shape, "int8", rng), random_input(w_shape, "int8", rng),
+                  rng.integers(-2000, 2000, y_shape[-1]).astype(np.int32)]
+        expected = tflm_run(model, inputs)[0]
+        assert np.array_equal(run_kernels(model, inputs)[0], expected)

@@ -549,6 +549,10 @@ class FullyConnectedData:
     ws_acc: int
     ws_acci: int
     ws_tmp: int
+    # int kinds: int64 bias + input_offset * column sums of wmat (the input offset folded into
+    # a constant, see ConvData); None with acc_bias_const False: computed at eval
+    acc_bias: np.ndarray | None = None
+    acc_bias_const: bool = True
 
 
 def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
@@ -637,9 +641,17 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     if kind != KIND_FLOAT:
         ws_acci = ctx.request_workspace((batches, output_depth), np.int64)
         ws_tmp = ctx.request_workspace((batches, output_depth), np.int64)
+    elif exact_float:
+        ws_tmp = ctx.request_workspace((batches, output_depth), np.float32)
+    acc_bias_const = (wmat is not None or input_offset == 0) and \
+        (bias_t is None or bias_data is not None)
+    acc_bias = None
+    if kind != KIND_FLOAT and acc_bias_const:
+        sums = np.zeros(output_depth) if wmat is None else wmat.sum(axis=0)
+        acc_bias = folded_bias(sums, input_offset, bias)
     return FullyConnectedData(kind, per_channel, batches, accum_depth, output_depth, fmin, fmax,
                               input_offset, filter_offset, rq, wmat, bias, exact_float, ws_x,
-                              ws_acc, ws_acci, ws_tmp)
+                              ws_acc, ws_acci, ws_tmp, acc_bias, acc_bias_const)
 
 
 def _fc_wmat(filt: np.ndarray, output_depth: int, accum_depth: int, filter_offset: int,
@@ -665,9 +677,11 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
     if data.kind == KIND_FLOAT:
         if data.exact_float:  # reference_ops::FullyConnected's sequential float32 sum
             acc = ws(data.ws_acc)
+            tmp = ws(data.ws_tmp)
             acc.fill(0.0)
             for d in range(data.accum_depth):
-                acc += x2[:, d, None] * wmat[d]
+                np.multiply(x2[:, d:d + 1], wmat[d], out=tmp)
+                acc += tmp
         else:
             xs = ws(data.ws_x)
             np.copyto(xs, x2)
@@ -679,13 +693,15 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
         clip_inplace(out2, np.float32(data.float_min), np.float32(data.float_max))
         return
     xs = ws(data.ws_x)
-    np.add(x2, data.input_offset, out=xs, dtype=np.float64)
+    np.copyto(xs, x2, casting="unsafe")
     acc = ws(data.ws_acc)
     gemm(xs, wmat, acc)
     acci = ws(data.ws_acci)
     np.copyto(acci, acc, casting="unsafe")
-    if bias is not None:
-        acci += np.asarray(bias, dtype=np.int64)
+    acc_bias = data.acc_bias if data.acc_bias_const else \
+        folded_bias(wmat.sum(axis=0), data.input_offset, bias)
+    if acc_bias is not None:
+        acci += acc_bias
     assert data.rq is not None
     if data.kind == KIND_INT16_ACC64:
         requantize_int64_inplace(acci, data.rq, out2)

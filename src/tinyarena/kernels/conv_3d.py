@@ -204,7 +204,7 @@ def _sum_by_gemm(data: OpData, padded: np.ndarray, weights: np.ndarray, out: np.
         else:
             gemm(flat, weights[t], tmp)
             acc += tmp
-    np.copyto(out.reshape(geom.outputs, geom.out_c), acc, casting="same_kind")
+    np.copyto(out, acc.reshape(out.shape), casting="same_kind")
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:

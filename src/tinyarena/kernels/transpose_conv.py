@@ -246,7 +246,9 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         _float_exact(data, x, filt, out, ctx.workspace(data.ws_tmp))
     else:
         xs = ctx.workspace(data.ws_x)
-        np.add(x.reshape(xs.shape), data.input_offset, out=xs, dtype=np.float64)
+        np.copyto(xs, x.reshape(xs.shape), casting="unsafe")  # a cast copy allocates nothing
+        if data.input_offset:
+            xs += float(data.input_offset)
         prod = ctx.workspace(data.ws_prod)
         wall = data.wall if data.wall is not None else _wall(np.asarray(filt))
         gemm(xs, wall, prod.reshape(xs.shape[0], -1))
@@ -265,7 +267,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     acci = ctx.workspace(data.ws_acci)
     np.copyto(acci, ctx.workspace(data.ws_acc), casting="unsafe")
     if bias is not None:
-        acci += np.asarray(bias, np.int64)
+        acci += bias if bias.dtype == np.int64 else np.asarray(bias, np.int64)
     assert data.rq is not None
     if data.kind == KIND_INT16_ACC64:
         requantize_int64_inplace(acci, data.rq, out)
