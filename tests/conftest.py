@@ -6,6 +6,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests are derandomized so that a CI run is reproducible: the same examples every
+# run, no example database carried between machines, no wall-clock deadline on a loaded box.
+settings.register_profile("tinyarena", derandomize=True, database=None, deadline=None)
+settings.load_profile("tinyarena")
 
 TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:

@@ -36,7 +36,7 @@ from tinyarena.arena.lifetimes import (
     tensor_nbytes,
 )
 from tinyarena.arena.targets import TargetProfile, get_target
-from tinyarena.errors import ArenaTooSmallError, KernelError, PlanError
+from tinyarena.errors import ArenaTooSmallError, KernelError, PlanError, UnsupportedOpError
 from tinyarena.kernels.base import Registration
 from tinyarena.model.types import Model, Operator, Tensor
 from tinyarena.planning import lower_bound, plan_greedy, plan_linear
@@ -70,6 +70,7 @@ def allocate_model(
     planner: str = "greedy",
     resolver: Resolver | None = None,
     allocator: str | None = None,
+    allow_tinyarena_kernels: bool = False,
 ) -> ArenaLayout:
     """Emulate TFLM's AllocateTensors for ``model`` and return the resulting arena layout.
 
@@ -79,6 +80,9 @@ def allocate_model(
     ``allocator`` picks the tail objects: "recording" (the Python wheel) or "production"
     (``MicroInterpreter(model, resolver, arena, size)``); the default is the target's.
     ``planner`` is "greedy" (TFLM's default) or "linear" (TFLM's kPreserveAllTensors).
+    A model with an op that only tinyarena has a kernel for (``Registration.tflm`` False, e.g.
+    CONV_3D) has no TFLM arena to emulate: that raises ``UnsupportedOpError`` unless
+    ``allow_tinyarena_kernels`` (the interpreter's case: it needs offsets, not TFLM's sizes).
     """
     profile = get_target(target)
     path = allocator or profile.default_allocator
@@ -89,6 +93,8 @@ def allocate_model(
     if planner == "linear":
         path = "production"  # the wheel's kPreserveAllTensors uses a plain MicroAllocator
     res = resolver or _DefaultResolver()
+    if not allow_tinyarena_kernels:
+        _refuse_tinyarena_only_kernels(model, res)
 
     big = _run(model, profile, path, planner, res, _BIG_ARENA)
     min_arena = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
@@ -236,6 +242,16 @@ def _registrations(model: Model, resolver: Resolver) -> dict[tuple[int, int], Re
         for sg in model.subgraphs
         for op in sg.operators
     }
+
+
+def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver) -> None:
+    for (sg, index), reg in _registrations(model, resolver).items():
+        if not reg.tflm:
+            raise UnsupportedOpError(
+                f"{reg.name} (operator {index} of subgraph {sg}) has no TFLM kernel, so TFLM "
+                f"cannot run this model and there is no TFLM arena to size; tinyarena's "
+                f"Interpreter can still run it", op_name=reg.name, op_index=index,
+                subgraph_index=sg)
 
 
 def _create_allocator_objects(run: _Run) -> None:

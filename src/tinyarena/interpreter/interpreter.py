@@ -257,12 +257,12 @@ class Interpreter:
         if self._arena is None:
             # Smallest arena TFLM accepts: the layout's offsets then refer to min_arena bytes.
             layout = allocate_model(self._model, target=self._target_name, arena_size=None,
-                                    resolver=self._resolver)
+                                    resolver=self._resolver, allow_tinyarena_kernels=True)
             self._arena = _own_arena(int(layout.arena_size))
         else:
             layout = allocate_model(self._model, target=self._target_name,
                                     arena_size=int(self._arena.shape[0]),
-                                    resolver=self._resolver)
+                                    resolver=self._resolver, allow_tinyarena_kernels=True)
         self._alloc = self._build(layout, registrations)
         self.reset()
 

@@ -403,7 +403,7 @@ def conv3d_float() -> Case:
     x = b.add_input("x", (1, 4, 5, 5, 2), "float32")
     w = b.add_constant("w", _float(rng, (2, 3, 3, 2, 3)))
     bias = b.add_constant("b", _float(rng, (3,)))
-    y = b.add_tensor("y", (1, 3, 5, 5, 3), "float32")
+    y = b.add_tensor("y", (1, 4, 5, 5, 3), "float32")  # SAME keeps depth, height, width
     b.add_operator("CONV_3D", [x, w, bias], [y], padding="SAME", stride_d=1, stride_w=1,
                    stride_h=1)
     b.mark_output(y)
