@@ -91,10 +91,10 @@ def main() -> int:
     else:
         cols = ("greedy", "bound", "optimal", "views", "optimized", "wheel", "saved",
                 "saved_pct", "certified_bound")
-        print(f"{'model':38}" + "".join(f"{c:>15}" for c in cols)
+        print(f"{'model':38}" + "".join(f" {c:>15}" for c in cols)
               + "  proven reordered aliases partial")
         for r in rows:
-            print(f"{str(r['model'])[:38]:38}" + "".join(f"{r[c]:>15}" for c in cols)
+            print(f"{str(r['model'])[:38]:38}" + "".join(f" {r[c]:>15}" for c in cols)
                   + f"  {str(r['proven']):6} {str(r['reordered']):9} {r['aliases']:7} "
                   + f"{r['partial']}")
     mismatches = [r["model"] for r in rows if r["wheel"] != r["optimized"]
