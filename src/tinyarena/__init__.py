@@ -39,6 +39,7 @@ _LAZY: dict[str, str] = {
     "read_model": "tinyarena.model.reader",
     "allocate_model": "tinyarena.arena.allocator",
     "ModelBuilder": "tinyarena.builder",
+    "optimize_model": "tinyarena.optimize",
 }
 
 
@@ -70,5 +71,6 @@ __all__ = [
     "__version__",
     "allocate_model",
     "errors",
+    "optimize_model",
     "read_model",
 ]
