@@ -17,6 +17,9 @@ from tinyarena.model import read_model
 from tinyarena.model.types import NUMPY_DTYPES, Model, Operator, Subgraph, Tensor, TensorType
 
 
+SCRATCH_GARBAGE = 0xA5  # byte that fills scratch (persistent=False) workspaces at creation
+
+
 class _Target:
     """Struct sizes for host-x64 come from the real profile when it exists."""
 
@@ -59,8 +62,12 @@ class _Context:
         self.scratches.append(np.zeros(nbytes, dtype=np.uint8))
         return len(self.scratches) - 1
 
-    def request_workspace(self, shape: tuple[int, ...], dtype: Any) -> int:
-        self.workspaces.append(np.zeros(shape, dtype=dtype))
+    def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
+                          persistent: bool = True) -> int:
+        array = np.zeros(shape, dtype=dtype)
+        if not persistent:  # scratch starts undefined: garbage catches a read before a write
+            array.reshape(-1).view(np.uint8)[...] = SCRATCH_GARBAGE
+        self.workspaces.append(array)
         return len(self.workspaces) - 1
 
     def subgraph_count(self) -> int:

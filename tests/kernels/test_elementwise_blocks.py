@@ -34,8 +34,12 @@ from tinyarena.model.types import Tensor, TensorType
 class _Ctx:
     workspaces: list[np.ndarray] = field(default_factory=list)
 
-    def request_workspace(self, shape: tuple[int, ...], dtype: object) -> int:
-        self.workspaces.append(np.zeros(shape, dtype=dtype))
+    def request_workspace(self, shape: tuple[int, ...], dtype: object, *,
+                          persistent: bool = True) -> int:
+        array = np.zeros(shape, dtype=dtype)
+        if not persistent:  # scratch starts undefined: garbage catches a read before a write
+            array.reshape(-1).view(np.uint8)[...] = 0xA5
+        self.workspaces.append(array)
         return len(self.workspaces) - 1
 
 

@@ -147,6 +147,7 @@ class _Run:
     op_data: dict[tuple[int, int], Any] = field(default_factory=dict)
     workspaces: list[tuple[tuple[int, ...], Any]] = field(default_factory=list)
     workspace_owners: list[tuple[int, int]] = field(default_factory=list)  # (subgraph, op)
+    workspace_persistent: list[bool] = field(default_factory=list)  # False: shared scratch
     data_set_in_prepare: set[tuple[int, int]] = field(default_factory=set)
     resource_names: list[tuple[str, str]] = field(default_factory=list)
     resource_buffers: dict[int, int] = field(default_factory=dict)
@@ -213,6 +214,7 @@ class _Run:
             op_data=dict(self.op_data),
             workspaces=tuple(self.workspaces),
             workspace_owners=tuple(self.workspace_owners),
+            workspace_persistent=tuple(self.workspace_persistent),
             tail_allocations=tuple(self.tail_log),
             resource_offsets=tuple(self.resource_buffers[i]
                                    for i in sorted(self.resource_buffers)),
@@ -515,10 +517,12 @@ class _KernelContext:
         self._run.scratch_requests.append(ScratchRequest(nbytes, self.op.index, self.subgraph))
         return len(self._run.scratch_requests) - 1
 
-    def request_workspace(self, shape: tuple[int, ...], dtype: Any) -> int:
+    def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
+                          persistent: bool = True) -> int:
         self._require_prepare("request_workspace")
         self._run.workspaces.append((tuple(shape), dtype))
         self._run.workspace_owners.append((self.subgraph, self.op.index))
+        self._run.workspace_persistent.append(bool(persistent))
         return len(self._run.workspaces) - 1
 
     def subgraph_count(self) -> int:

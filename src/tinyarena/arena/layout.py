@@ -77,6 +77,8 @@ class ArenaLayout:
     tail_allocations: tuple[TailAllocation, ...] = field(repr=False)
     resource_offsets: tuple[int, ...] = ()
     workspace_owners: tuple[tuple[int, int], ...] = ()  # (subgraph, op) that requested each
+    # per workspace: True = private and kept between evals; False = scratch in the shared pool
+    workspace_persistent: tuple[bool, ...] = ()
 
     @property
     def arena_used_bytes(self) -> int:

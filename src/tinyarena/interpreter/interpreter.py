@@ -35,6 +35,7 @@ from tinyarena.kernels.base import Registration
 from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
 
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
+WORKSPACE_ALIGNMENT = 64  # scratch workspaces in the shared pool: cache-line aligned
 
 ModelSource = Model | bytes | bytearray | memoryview | str | os.PathLike
 
@@ -188,6 +189,8 @@ class _Allocation:
     resources: tuple[tuple[np.ndarray, int], ...]
     workspaces: tuple[np.ndarray, ...]
     workspace_memory: tuple[np.ndarray, ...]  # the buffers the workspaces are views of
+    scratch_pool: np.ndarray  # the shared bytes every op's scratch workspaces are views of
+    persistent_workspaces: int  # how many workspaces are private (not in the pool)
 
 
 class Interpreter:
@@ -284,7 +287,7 @@ class Interpreter:
         offsets: Mapping[tuple[int, int], int] = layout.tensor_offsets
         views = tuple(_subgraph_views(arena, sg, offsets) for sg in self._model.subgraphs)
         scratch = _scratch_views(arena, layout)
-        workspaces, workspace_memory = _make_workspaces(layout, self._model)
+        workspaces, workspace_memory, pool = _make_workspaces(layout)
         resources = _resource_views(arena, layout, self._model)
         handles = _resource_handle_views(arena, layout, self._model)
         views = tuple(_with_handles(v, sg.index, handles)
@@ -300,7 +303,8 @@ class Interpreter:
             for sg in self._model.subgraphs for t in sg.tensors
             if t.is_variable and views[sg.index].byte_views[t.index] is not None)
         return _Allocation(layout=layout, graph=graph, views=views,
-                           workspace_memory=workspace_memory,
+                           workspace_memory=workspace_memory, scratch_pool=pool,
+                           persistent_workspaces=len(workspace_memory) - 1,
                            live_after_invoke=_live_after_invoke(layout, self._model.subgraphs[0]),
                            variables=variables, resources=resources, workspaces=workspaces)
 
@@ -393,7 +397,8 @@ class Interpreter:
         return int(self._allocated().layout.total)
 
     def workspace_bytes(self) -> int:
-        """Bytes of kernel workspaces tinyarena keeps outside the arena."""
+        """Bytes of kernel workspaces tinyarena keeps outside the arena: the private
+        (persistent) workspaces plus the one scratch pool all ops share."""
         return int(sum(m.nbytes for m in self._allocated().workspace_memory))
 
     def allocation_report(self) -> AllocationReport:
@@ -406,8 +411,12 @@ class Interpreter:
                                    categories)
         lines.append(f"[tinyarena] arena size {self.arena.shape[0]} bytes, used "
                      f"{int(layout.total)} bytes")
+        pool = int(alloc.scratch_pool.nbytes)
+        kept = alloc.persistent_workspaces
         lines.append(f"[tinyarena] kernel workspaces outside the arena: {ws_bytes} bytes in "
-                     f"{len(alloc.workspaces)} buffers")
+                     f"{len(alloc.workspaces)} buffers ({ws_bytes - pool} bytes in {kept} "
+                     f"persistent, {pool} bytes in one scratch pool shared by "
+                     f"{len(alloc.workspaces) - kept})")
         min_arena = layout.min_arena
         return AllocationReport(
             arena_size=int(self.arena.shape[0]), head=int(layout.head), tail=int(layout.tail),
@@ -502,17 +511,49 @@ def _subgraph_views(arena: np.ndarray, sg: Subgraph,
     return SubgraphViews(tuple(arrays), tuple(byte_views))
 
 
-def _make_workspaces(layout: ArenaLayout, model: Model
-                     ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-    """Every requested workspace as a zeroed array made once: (views by handle, buffers).
+def _make_workspaces(layout: ArenaLayout) -> tuple[tuple[np.ndarray, ...],
+                                                   tuple[np.ndarray, ...], np.ndarray]:
+    """Every requested workspace as an array made once: (views by handle, buffers, pool).
 
-    Each workspace is private to the kernel that asked for it and keeps its contents from one
-    invoke to the next (the kernel contract: kernels may fill a padded border once, or keep
-    CALL_ONCE's flag there), so workspaces are not shared between operators.
+    A persistent workspace (the default) is a zeroed array of its own: it keeps its contents
+    from one invoke to the next (a border filled once, CALL_ONCE's flag). Scratch workspaces
+    (``persistent=False``: undefined at the start of every eval) are views into one shared
+    pool: the scratch of one op is laid out back to back, each buffer 64-byte aligned, and
+    every op starts at the pool's start, so the pool is as large as the largest op's scratch.
+    ``buffers`` lists the memory actually held: the persistent arrays, then the pool.
     """
-    views = tuple(np.zeros(tuple(int(d) for d in shape), dtype=np.dtype(dtype))
-                  for shape, dtype in layout.workspaces)
-    return views, views
+    flags = layout.workspace_persistent
+    owners = layout.workspace_owners
+    specs = [(tuple(int(d) for d in shape), np.dtype(dtype))
+             for shape, dtype in layout.workspaces]
+    offsets: dict[int, int] = {}
+    ends: dict[tuple[int, int], int] = {}
+    for handle, (shape, dtype) in enumerate(specs):
+        if handle < len(flags) and not flags[handle]:
+            owner = owners[handle] if handle < len(owners) else (-1, handle)
+            start = _align_up(ends.get(owner, 0), WORKSPACE_ALIGNMENT)
+            offsets[handle] = start
+            ends[owner] = start + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    pool_bytes = _align_up(max(ends.values(), default=0), WORKSPACE_ALIGNMENT)
+    raw = np.zeros(pool_bytes + WORKSPACE_ALIGNMENT, dtype=np.uint8)
+    skip = -raw.ctypes.data % WORKSPACE_ALIGNMENT
+    pool = raw[skip:skip + pool_bytes]
+    views: list[np.ndarray] = []
+    kept: list[np.ndarray] = []
+    for handle, (shape, dtype) in enumerate(specs):
+        if handle in offsets:
+            size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            start = offsets[handle]
+            views.append(pool[start:start + size].view(dtype).reshape(shape))
+        else:
+            array = np.zeros(shape, dtype=dtype)
+            views.append(array)
+            kept.append(array)
+    return tuple(views), (*kept, pool), pool
+
+
+def _align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
 
 
 def _scratch_views(arena: np.ndarray, layout: ArenaLayout) -> tuple[np.ndarray, ...]:

@@ -192,8 +192,24 @@ def conv_geometry(input_shape: tuple[int, ...], filter_shape: tuple[int, ...],
 def fill_padded(padded: np.ndarray, geom: ConvGeometry, x: np.ndarray) -> None:
     """Copy ``x`` into the buffer's interior, converted to the buffer's dtype (a plain cast
     copy: numpy allocates nothing for it, unlike a mixed-dtype ufunc). The border is never
-    written, so it keeps whatever value it was given once (zero, or the input zero point)."""
+    written here: :func:`fill_border` writes it (zero, or the input zero point)."""
     np.copyto(geom.interior(padded), x, casting="unsafe")
+
+
+def fill_border(padded: np.ndarray, geom: ConvGeometry, value: int) -> None:
+    """Write ``value`` to every element of a padded buffer outside its interior (the part
+    :func:`fill_padded` writes), so a scratch buffer (contents undefined at each eval) is
+    fully defined after both. Only the border strips are touched: a few small fills."""
+    top, left = geom.pad_h, geom.pad_w
+    bottom, right = top + geom.in_h, left + geom.in_w
+    if top:
+        padded[:, :top].fill(value)
+    if bottom < padded.shape[1]:
+        padded[:, bottom:].fill(value)
+    if left:
+        padded[:, top:bottom, :left].fill(value)
+    if right < padded.shape[2]:
+        padded[:, top:bottom, right:].fill(value)
 
 
 def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -276,7 +292,8 @@ def phased_shape(geom: ConvGeometry, channels: int) -> tuple[int, int, int, int,
 def fill_phased(buf: np.ndarray, geom: ConvGeometry, x: np.ndarray, repeat: int = 1) -> None:
     """Copy ``x`` (cast to the buffer's dtype) into the interior of a column-phase buffer,
     every input channel repeated ``repeat`` times (depth multiplier: buffer channel
-    ``c * repeat + m`` holds input channel ``c``). The border is never written."""
+    ``c * repeat + m`` holds input channel ``c``). The border is written by
+    :func:`fill_phased_border`, not here."""
     sw = geom.stride_w
     n, h, w, c = x.shape
     rows = slice(geom.pad_h, geom.pad_h + h)
@@ -298,6 +315,30 @@ def fill_phased(buf: np.ndarray, geom: ConvGeometry, x: np.ndarray, repeat: int 
             np.copyto(rep[..., 0], src, casting="unsafe")
             for m in range(1, repeat):
                 np.copyto(rep[..., m], rep[..., 0])
+
+
+def fill_phased_border(buf: np.ndarray, geom: ConvGeometry, value: int) -> None:
+    """Write ``value`` to every element of a column-phase buffer that :func:`fill_phased`
+    does not write (rows above and below the input, and per phase the columns before and
+    after it), so a scratch buffer is fully defined after both."""
+    top = geom.pad_h
+    bottom = top + geom.in_h
+    if top:
+        buf[:, :top].fill(value)
+    if bottom < buf.shape[1]:
+        buf[:, bottom:].fill(value)
+    sw = geom.stride_w
+    for phase in range(sw):
+        j0 = max(0, -(-(geom.pad_w - phase) // sw))  # as in fill_phased
+        first = phase + sw * j0 - geom.pad_w
+        count = 0 if first >= geom.in_w else (geom.in_w - 1 - first) // sw + 1
+        if count == 0:
+            buf[:, top:bottom, phase].fill(value)
+            continue
+        if j0:
+            buf[:, top:bottom, phase, :j0].fill(value)
+        if j0 + count < buf.shape[3]:
+            buf[:, top:bottom, phase, j0 + count:].fill(value)
 
 
 def phased_tap(buf: np.ndarray, geom: ConvGeometry, ky: int, kx: int) -> np.ndarray:
@@ -346,6 +387,7 @@ __all__ = [
     "compute_padding_height_width",
     "conv_geometry",
     "effective_filter_size",
+    "fill_border",
     "fill_padded",
     "gemm",
     "GEMM_MACS_PER_CALL",
@@ -353,6 +395,7 @@ __all__ = [
     "im2col_workspace_elements",
     "depthwise_taps_phased",
     "fill_phased",
+    "fill_phased_border",
     "padding_with_offset",
     "phased_shape",
     "phased_tap",

@@ -26,8 +26,10 @@ from tinyarena.kernels._conv_common import (
     compute_padding_height_width,
     conv_geometry,
     depthwise_taps_phased,
+    fill_border,
     fill_padded,
     fill_phased,
+    fill_phased_border,
     gemm,
     im2col_gemm,
     im2col_workspace_elements,
@@ -257,17 +259,21 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         sums = np.zeros(out_c, np.int64) if filt is None else \
             np.asarray(filt, np.int64).reshape(out_c, -1).sum(axis=1)
         acc_bias = folded_bias(sums, input_offset, bias_data)
-    ws_padded = ctx.request_workspace(geom.padded_shape(geom.in_c), gemm_dtype)
+    # Every workspace is scratch: eval writes the padded buffer's border and interior, the
+    # im2col tiles, the accumulators and the requantisation temporaries before reading them.
+    def scratch(shape: tuple[int, ...], dtype: Any) -> int:
+        return int(ctx.request_workspace(shape, dtype, persistent=False))
+
+    ws_padded = scratch(geom.padded_shape(geom.in_c), gemm_dtype)
     ws_cols = ws_acc = ws_acci = ws_tmp = -1
     if exact_float:
-        ws_tmp = ctx.request_workspace((m, out_c), np.float32)
+        ws_tmp = scratch((m, out_c), np.float32)
     else:
-        ws_cols = ctx.request_workspace((max(1, im2col_workspace_elements(geom, k)),),
-                                        gemm_dtype)
-        ws_acc = ctx.request_workspace((m, out_c), gemm_dtype)
+        ws_cols = scratch((max(1, im2col_workspace_elements(geom, k)),), gemm_dtype)
+        ws_acc = scratch((m, out_c), gemm_dtype)
     if kind != KIND_FLOAT:
-        ws_acci = ctx.request_workspace((m, out_c), np.int64)
-        ws_tmp = ctx.request_workspace((m, out_c), np.int64)
+        ws_acci = scratch((m, out_c), np.int64)
+        ws_tmp = scratch((m, out_c), np.int64)
     return ConvData(kind, geom, padding, groups, fmin, fmax, input_offset, rq, wmat, bias,
                     acc_bias, acc_bias_const, -input_offset, exact_float, ws_padded, ws_cols,
                     ws_acc, ws_acci, ws_tmp, gemm_dtype)
@@ -295,19 +301,12 @@ def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, 
                     np.add(a, t, out=a)
 
 
-def ensure_border(views: dict, padded: np.ndarray, value: int) -> None:
-    """Fill a bordered buffer with ``value`` once (its interior is overwritten every eval)."""
-    if value != 0 and views.get("border") is not padded:
-        padded.fill(value)
-        views["border"] = padded
-
-
 def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
                        bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
     """The conv itself, on arrays; ``ws(handle)`` returns a workspace."""
     geom = data.geom
-    padded = ws(data.ws_padded)
-    ensure_border(data.views, padded, data.border)
+    padded = ws(data.ws_padded)  # scratch: border and interior written every eval
+    fill_border(padded, geom, data.border)
     fill_padded(padded, geom, x)
     if data.kind == KIND_FLOAT:
         bias = data.bias if data.bias is not None or bias_arr is None else bias_arr
@@ -456,13 +455,18 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
         folded = folded_bias(sums, input_offset, bias_data)
         acc_bias = None if folded is None else folded.astype(acc_dtype)  # int32: wraps as C
     out_shape = (geom.batches, geom.out_h, geom.out_w, out_c)
-    ws_padded = ctx.request_workspace(phased_shape(geom, out_c), acc_dtype)
-    ws_acc = ctx.request_workspace(out_shape, acc_dtype)
-    ws_tmp = ctx.request_workspace(out_shape, acc_dtype)
+    # All scratch: eval writes the phased buffer's border and interior, and every
+    # accumulator and temporary, before reading them.
+    def scratch(shape: tuple[int, ...], dtype: Any) -> int:
+        return int(ctx.request_workspace(shape, dtype, persistent=False))
+
+    ws_padded = scratch(phased_shape(geom, out_c), acc_dtype)
+    ws_acc = scratch(out_shape, acc_dtype)
+    ws_tmp = scratch(out_shape, acc_dtype)
     ws_acci = ws_tmpi = -1
     if kind != KIND_FLOAT:
-        ws_acci = ctx.request_workspace(out_shape, np.int64)
-        ws_tmpi = ctx.request_workspace(out_shape, np.int64)
+        ws_acci = scratch(out_shape, np.int64)
+        ws_tmpi = scratch(out_shape, np.int64)
     return DepthwiseData(kind, geom, padding, mult, fmin, fmax, input_offset, rq, weights, bias,
                          acc_bias, acc_bias_const, -input_offset, acc_dtype, ws_padded, ws_acc,
                          ws_tmp, ws_acci, ws_tmpi)
@@ -471,8 +475,8 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
 def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
                           bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
     geom = data.geom
-    padded = ws(data.ws_padded)
-    ensure_border(data.views, padded, data.border)
+    padded = ws(data.ws_padded)  # scratch: border and interior written every eval
+    fill_phased_border(padded, geom, data.border)
     fill_phased(padded, geom, x, data.depth_multiplier)
     weights = data.weights
     if weights is None:
@@ -634,15 +638,19 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     if bias_data is not None:
         bias = np.asarray(bias_data, dtype=np.float32 if kind == KIND_FLOAT else np.int64)
         bias = bias.reshape(-1)[:output_depth]
-    ws_x = ctx.request_workspace((batches, accum_depth), np.float64)
-    ws_acc = ctx.request_workspace((batches, output_depth),
-                                   np.float32 if exact_float else np.float64)
+    # All scratch: the staged input, the accumulators and temporaries are written (or
+    # zero-filled) by eval before they are read.
+    def scratch(shape: tuple[int, ...], dtype: Any) -> int:
+        return int(ctx.request_workspace(shape, dtype, persistent=False))
+
+    ws_x = scratch((batches, accum_depth) if not exact_float else (0,), np.float64)
+    ws_acc = scratch((batches, output_depth), np.float32 if exact_float else np.float64)
     ws_acci = ws_tmp = -1
     if kind != KIND_FLOAT:
-        ws_acci = ctx.request_workspace((batches, output_depth), np.int64)
-        ws_tmp = ctx.request_workspace((batches, output_depth), np.int64)
+        ws_acci = scratch((batches, output_depth), np.int64)
+        ws_tmp = scratch((batches, output_depth), np.int64)
     elif exact_float:
-        ws_tmp = ctx.request_workspace((batches, output_depth), np.float32)
+        ws_tmp = scratch((batches, output_depth), np.float32)
     acc_bias_const = (wmat is not None or input_offset == 0) and \
         (bias_t is None or bias_data is not None)
     acc_bias = None

@@ -353,7 +353,9 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
         # One collapsed axis: each input is whole or a single value, and numpy runs the ufunc
         # over the views without buffering; otherwise blocks go through a workspace.
         request = ctx.request_workspace  # type: ignore[attr-defined]
-        ws = -1 if len(plan.shape_out) == 1 else request((2, plan.chunk), dtype)
+        # scratch: every block copies its expanded inputs in before the ufunc reads them
+        ws = -1 if len(plan.shape_out) == 1 else request((2, plan.chunk), dtype,
+                                                         persistent=False)
         if dtype == np.float32:
             assert float_range is not None
             lo, hi = np.float32(float_range[0]), np.float32(float_range[1])
@@ -365,7 +367,8 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
     if dtype == np.int8:
         table = (mul_table(params) if isinstance(params, MulParams)
                  else add_sub_table(params, subtract=subtract))  # type: ignore[arg-type]
-        handle = ctx.request_workspace((2, plan.chunk), np.intp)  # type: ignore[attr-defined]
+        handle = ctx.request_workspace((2, plan.chunk), np.intp,  # type: ignore[attr-defined]
+                                       persistent=False)  # each block writes, then reads
         return BinaryRun("table", ufunc, plan, table=table, params=params, workspace=handle)
     if dtype != np.int16:
         raise KernelError(f"{op_name}: no quantized path for {dtype.name}")
@@ -379,7 +382,8 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
         assert isinstance(params, AddSubParams)
         wrap = True  # the scaled inputs may sum past int32 at the extremes of int16
         kind = "addsub16"
-    handle = ctx.request_workspace((3, plan.chunk), np.int64)  # type: ignore[attr-defined]
+    handle = ctx.request_workspace((3, plan.chunk), np.int64,  # type: ignore[attr-defined]
+                                   persistent=False)  # each block writes, then reads
     return BinaryRun(kind, ufunc, plan, params=params, wrap=wrap, workspace=handle)
 
 

@@ -87,10 +87,11 @@ class LstmQuant:
 def fc_quant(inp: QuantParams, weight: QuantParams) -> FcQuant:
     """CalculateOpDataFullyConnected with a bias of nullptr and the Q3.12 int16 output.
 
-    GetQuantizedConvolutionMultipler multiplies the two float32 scales in float32 before
-    widening to double and dividing by the output scale.
+    GetQuantizedConvolutionMultipler as the pinned wheel computes it: both float32 scales
+    widened to double, multiplied and divided by the output scale in double. (The repository
+    snapshot rounds the product to float32 first; see test_multiplier_drift.py.)
     """
-    product = float(F32(F32(inp.scale) * F32(weight.scale)))
+    product = float(F32(inp.scale)) * float(F32(weight.scale))
     m, s = quantize_multiplier(product / float(F32(GATE_PREACT_SCALE)))
     return FcQuant(-inp.zero_point, -weight.zero_point, m, s)
 

@@ -154,7 +154,12 @@ def pool_plan(ctx: object, p: PoolOpData, in_shape: tuple[int, ...], *, average:
         dtype = np.dtype(in_dtype)
         pad_value = float(np.finfo(np.float32).min) if p.type == _F32 else \
             float(np.iinfo(dtype).min)
-    request = ctx.request_workspace  # type: ignore[attr-defined]
+    # Every workspace is scratch: eval fills the padded buffer whole, and writes the
+    # accumulator, temporary and window rows before reading them.
+    def request(shape: tuple[int, ...], dtype: np.dtype) -> int:
+        return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
+                                         persistent=False))
+
     needs_pad = pad_h > 0 or pad_w > 0 or hp > in_h or wp > in_w
     padded = request((n, hp, wp, c), dtype) if needs_pad else -1
     interior = (slice(pad_h, min(hp, pad_h + in_h)), slice(pad_w, min(wp, pad_w + in_w)))

@@ -15,7 +15,7 @@ vectorised over everything else).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -46,14 +46,19 @@ class SvdfQuant:
 def svdf_quant(input_scale: float, feature_scale: float, state_scale: float, time_scale: float,
                bias_scale: float, output_scale: float, input_zp: int, output_zp: int,
                state_zp: int) -> SvdfQuant:
-    """PrepareSvdf's integer part: both effective scales computed in float32, then widened."""
-    s_in, s_wf, s_st = F32(input_scale), F32(feature_scale), F32(state_scale)
-    s_wt, s_out = F32(time_scale), F32(output_scale)
+    """PrepareSvdf's integer part: the effective scales and the bias-scale check.
+
+    The pinned wheel widens every float32 scale to double before multiplying and dividing
+    (the repository snapshot's svdf_common.cc does both products and quotients in float32);
+    the two differ on rounding boundaries, see test_multiplier_drift.py.
+    """
+    s_in, s_wf, s_st = (float(F32(s)) for s in (input_scale, feature_scale, state_scale))
+    s_wt, s_out = float(F32(time_scale)), float(F32(output_scale))
     if s_st == 0 or s_out == 0:
         raise KernelError("SVDF needs non-zero activation-state and output scales")
-    eff1 = float(F32(F32(s_in * s_wf) / s_st))
-    eff2 = float(F32(F32(s_st * s_wt) / s_out))
-    if not abs(float(F32(bias_scale)) - float(F32(s_st * s_wt))) < 1e-5:
+    eff1 = s_in * s_wf / s_st
+    eff2 = s_st * s_wt / s_out
+    if not abs(float(F32(bias_scale)) - s_st * s_wt) < 1e-5:
         raise KernelError("SVDF: bias scale must equal activation-state scale times weights_time "
                           "scale; requantize the bias")
     a1, b1 = quantize_multiplier(eff1)
@@ -90,7 +95,12 @@ def svdf_plan(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int, 
               w_time: np.ndarray | None, bias: np.ndarray | None) -> SvdfPlan:
     """Widen the constant weights and request the eval workspaces."""
     n_unit = n_filter // rank
-    request = ctx.request_workspace  # type: ignore[attr-defined]
+    # All scratch: the state lives in the arena (a variable tensor); every workspace is
+    # written before it is read in each eval.
+    def request(shape: tuple[int, ...], dtype: Any) -> int:
+        return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
+                                         persistent=False))
+
     shift = request((batch * n_filter * n_memory,), state_dtype)
     if integer:
         wf = None if w_feature is None else np.ascontiguousarray(w_feature.astype(np.int64).T)

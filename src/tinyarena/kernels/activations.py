@@ -3,9 +3,10 @@
 Types: float32, int8, int16 (int16 RELU needs zero points of 0).
 
 RELU on quantized tensors requantizes from the input to the output scale
-(MultiplyByQuantizedMultiplier with a multiplier computed from the float32 ratio of the
-scales) and clamps at the output's zero point; RELU6 on quantized tensors only clamps the raw
-input values to [input zero point, quantized 6.0], ignoring the output's quantization.
+(MultiplyByQuantizedMultiplier with a multiplier computed from the ratio of the float32
+scales, divided in double) and clamps at the output's zero point; RELU6 on quantized tensors
+only clamps the raw input values to [input zero point, quantized 6.0], ignoring the output's
+quantization.
 
 Allocation: init allocates ``ReluOpData`` (28 bytes) or ``Relu6OpData`` (8 bytes); prepare
 takes temp tensors: RELU input and output, RELU6 the input only.
@@ -72,8 +73,9 @@ def relu_prepare(ctx: PrepareContext, op: Operator) -> ReluOpData:
     iq, oq = quant_params(inp), quant_params(out)
     if inp.type == _I16 and (iq.zero_point != 0 or oq.zero_point != 0):
         raise KernelError("int16 RELU needs zero points of 0 on input and output")
-    # The ratio is taken in float32, then widened (static_cast<double>(in.scale / out.scale)).
-    ratio = float(np.float32(iq.scale) / np.float32(oq.scale))
+    # The pinned wheel divides the widened scales in double (the repository snapshot divides in
+    # float32 first); the two differ on rounding boundaries, see test_multiplier_drift.py.
+    ratio = float(np.float32(iq.scale)) / float(np.float32(oq.scale))
     multiplier, shift = quantize_multiplier(ratio)
     qmin, qmax = qrange(NUMPY_DTYPES[out.type])
     act_min = max(qmin, oq.zero_point + _round_half_away(float(np.float32(0.0))))

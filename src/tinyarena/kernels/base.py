@@ -14,7 +14,8 @@ Lifecycle, as in TFLM's micro_context.h:
 * ``prepare(ctx, op)`` runs once per operator, in subgraph then operator order. It may allocate
   temp tensors (``ctx.allocate_temp_tensor``, bookkeeping only: TFLM's AllocateTemp*Tensor),
   persistent buffers, scratch buffers in the head (``ctx.request_scratch``) and Python-side
-  workspaces outside the arena (``ctx.request_workspace``). It returns the op's data (a frozen
+  workspaces outside the arena (``ctx.request_workspace``; ``persistent=False`` for per-eval
+  scratch, which all ops share). It returns the op's data (a frozen
   dataclass: multipliers, shifts, scratch and workspace handles), which eval receives.
 * ``eval(ctx, op, data)`` runs at every invoke. It reads inputs and writes outputs through
   ``ctx.tensor_data(i)`` (numpy views into the arena), and allocates nothing in the arena.
@@ -63,8 +64,18 @@ class PrepareContext(InitContext, Protocol):
         """TFLM's RequestScratchBufferInArena: a head buffer live only during this op."""
         ...
 
-    def request_workspace(self, shape: tuple[int, ...], dtype: Any) -> int:
-        """A Python-side buffer outside the emulated arena, made once, reused every invoke."""
+    def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
+                          persistent: bool = True) -> int:
+        """A Python-side buffer outside the emulated arena, made once, reused every invoke.
+
+        ``persistent=True`` (the default): private to this op, zeroed once at allocation, and
+        it keeps its contents from one eval to the next (a border filled once, a flag, state).
+        ``persistent=False``: scratch. Its contents are undefined at the start of every eval of
+        this op (other ops' scratch shares the same memory), so eval must write every element
+        before reading it. Scratch buffers of one op never overlap each other, and never
+        overlap the arena or any persistent workspace. An op that invokes a subgraph must not
+        keep scratch contents across ``invoke_subgraph`` (the subgraph's ops reuse the pool).
+        """
         ...
 
     def subgraph_count(self) -> int: ...

@@ -168,14 +168,19 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     bias = None if bias_t is None or bias_t.data is None else \
         np.asarray(bias_t.data, dtype=np.float32).reshape(-1)
     out_5d = (geom.batches, *geom.out_shape, geom.out_c)
+    # persistent: its zero border is never written (only the interior is, every eval)
     ws_padded = ctx.request_workspace(geom.padded_shape, np.float32)
+    # scratch: the products, tap columns and sums are written before they are read
     if exact:
-        ws_tmp = ctx.request_workspace(out_5d, np.float32)
+        ws_tmp = ctx.request_workspace(out_5d, np.float32, persistent=False)
         ws_cols = ws_acc = -1
     else:
-        ws_tmp = ctx.request_workspace((geom.outputs, geom.out_c), np.float64)
-        ws_cols = ctx.request_workspace((*out_5d[:4], geom.in_c), np.float64)
-        ws_acc = ctx.request_workspace((geom.outputs, geom.out_c), np.float64)
+        ws_tmp = ctx.request_workspace((geom.outputs, geom.out_c), np.float64,
+                                       persistent=False)
+        ws_cols = ctx.request_workspace((*out_5d[:4], geom.in_c), np.float64,
+                                        persistent=False)
+        ws_acc = ctx.request_workspace((geom.outputs, geom.out_c), np.float64,
+                                       persistent=False)
     return OpData(geom, fmin, fmax, weights, bias, exact, ws_padded, ws_tmp, ws_cols, ws_acc)
 
 

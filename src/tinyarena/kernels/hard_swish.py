@@ -52,7 +52,7 @@ def down_scale_int32_to_int16_multiplier(multiplier: int) -> int:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    """HardSwishPrepare: the two int16 multipliers (ratios taken in float32)."""
+    """HardSwishPrepare: the two int16 multipliers (ratios of the float32 scales, in double)."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
     inp, out = checked_unary_io(ctx, op, "HARD_SWISH", _SUPPORTED)
@@ -62,11 +62,13 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     iq, oq = quant_params(inp), quant_params(out)
     hires_input_scale = f32(1.0) / f32(128.0) * f32(iq.scale)
     reluish_scale = f32(3.0) / f32(32768.0)
-    out_mult, out_exp = quantize_multiplier(float(hires_input_scale / f32(oq.scale)))
+    # The pinned wheel widens hires_input_scale (a float32 product, exact: a power of two
+    # times the scale) and divides in double; the repository snapshot divides in float32.
+    out_mult, out_exp = quantize_multiplier(float(hires_input_scale) / float(f32(oq.scale)))
     if out_exp > 0:
         raise KernelError("int8 HARD_SWISH needs output_scale >= input_scale / 128 (TFLM "
                           "requires a non-positive output multiplier exponent)")
-    rel_mult, rel_exp = quantize_multiplier(float(hires_input_scale / reluish_scale))
+    rel_mult, rel_exp = quantize_multiplier(float(hires_input_scale) / float(reluish_scale))
     return OpData(inp.type, iq.zero_point, oq.zero_point,
                   down_scale_int32_to_int16_multiplier(rel_mult), rel_exp,
                   down_scale_int32_to_int16_multiplier(out_mult), out_exp)

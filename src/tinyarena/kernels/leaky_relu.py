@@ -2,7 +2,8 @@
 
 Types: float32, int8, int16. Quantized inputs are requantized with one of two multipliers:
 input_scale/output_scale for x >= zero point, alpha * input_scale/output_scale otherwise (both
-ratios taken in float32, as TFLM does). A negative alpha multiplies by |multiplier| and negates.
+computed in double from the float32 scales and alpha, as the pinned wheel does). A negative
+alpha multiplies by |multiplier| and negates.
 
 Allocation: init allocates ``LeakyReluOpData`` (24 bytes); prepare takes two temp tensors.
 """
@@ -54,9 +55,12 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if inp.type == _F32:
         return OpData(inp.type, float(alpha))
     iq, oq = quant_params(inp), quant_params(out)
-    in_scale, out_scale = np.float32(iq.scale), np.float32(oq.scale)
-    alpha_mult, alpha_shift = quantize_multiplier(float(in_scale * alpha / out_scale))
-    id_mult, id_shift = quantize_multiplier(float(in_scale / out_scale))
+    # CalculateOpDataLeakyRelu as the pinned wheel computes it: the float32 scales and alpha
+    # widened to double first, then multiplied and divided in double (the repository snapshot
+    # does the arithmetic in float32; see test_multiplier_drift.py).
+    in_scale, out_scale = float(np.float32(iq.scale)), float(np.float32(oq.scale))
+    alpha_mult, alpha_shift = quantize_multiplier(in_scale * float(alpha) / out_scale)
+    id_mult, id_shift = quantize_multiplier(in_scale / out_scale)
     return OpData(inp.type, float(alpha), alpha_mult, alpha_shift, id_mult, id_shift,
                   iq.zero_point, oq.zero_point)
 

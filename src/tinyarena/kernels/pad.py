@@ -81,7 +81,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
             default = qo.zero_point
         elif tensor_quant(const) != qo:
             raise KernelError("int8 PADV2: the pad value must be quantized like the output")
-    staging = ctx.request_workspace(inp.shape, NUMPY_DTYPES[inp.type])
+    # scratch: eval copies the whole input in before reading it
+    staging = ctx.request_workspace(inp.shape, NUMPY_DTYPES[inp.type], persistent=False)
     return OpData(pairs, default, staging)
 
 

@@ -44,7 +44,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> ReduceOpData | None:
     data = reduce_op_data(op.name, source, out, axis)
     # The eval buffer is made once: exact for a constant axis, worst case for one read at eval.
     shape, dtype = workspace_layout(data, source.shape, axis.data)
-    return dataclasses.replace(data, workspace=ctx.request_workspace(shape, dtype))
+    # Scratch: eval copies the input in and uses the spare row as a temporary, every time.
+    return dataclasses.replace(data, workspace=ctx.request_workspace(shape, dtype,
+                                                                     persistent=False))
 
 
 def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:

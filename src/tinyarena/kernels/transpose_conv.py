@@ -196,15 +196,20 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if bias_t is not None and bias_t.data is not None:
         bias = np.asarray(bias_t.data, np.float32 if kind == KIND_FLOAT else np.int64)
     exact_float = kind == KIND_FLOAT and n * h * w * cin * fh * fw * cout <= EXACT_FLOAT_WORK
-    ws_x = ctx.request_workspace((n * h * w, cin), np.float64)
-    ws_prod = ctx.request_workspace((n, h, w, fh, fw, cout), np.float64)
-    ws_acc = ctx.request_workspace((n, oh, ow, cout), np.float64)
-    ws_acci = ws_tmp = -1
-    if exact_float:
-        ws_tmp = ctx.request_workspace((n, h, w, cout), np.float32)
+    # All scratch: eval writes (or zero-fills) every workspace before reading it.
+    def scratch(shape: tuple[int, ...], dtype: Any) -> int:
+        return int(ctx.request_workspace(shape, dtype, persistent=False))
+
+    ws_x = ws_prod = ws_acc = ws_acci = ws_tmp = -1
+    if exact_float:  # the TFLM-ordered float sum needs only the product temporary
+        ws_tmp = scratch((n, h, w, cout), np.float32)
+    else:
+        ws_x = scratch((n * h * w, cin), np.float64)
+        ws_prod = scratch((n, h, w, fh, fw, cout), np.float64)
+        ws_acc = scratch((n, oh, ow, cout), np.float64)
     if kind != KIND_FLOAT:
-        ws_acci = ctx.request_workspace((n, oh, ow, cout), np.int64)
-        ws_tmp = ctx.request_workspace((n, oh, ow, cout), np.int64)
+        ws_acci = scratch((n, oh, ow, cout), np.int64)
+        ws_tmp = scratch((n, oh, ow, cout), np.int64)
     return OpData(kind, padding, stride_h, stride_w, fmin, fmax, input_offset, rq, wall, bias,
                   tuple(taps), exact_float, ws_x, ws_prod, ws_acc, ws_acci, ws_tmp)
 
