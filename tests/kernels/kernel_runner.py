@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tinyarena.kernels import registration
+from tinyarena.kernels.base import check_workspace_initial
 from tinyarena.model import read_model
 from tinyarena.model.types import NUMPY_DTYPES, Model, Operator, Subgraph, Tensor, TensorType
 
@@ -63,7 +64,11 @@ class _Context:
         return len(self.scratches) - 1
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
-                          persistent: bool = True) -> int:
+                          persistent: bool = True, initial: Any = None) -> int:
+        given = check_workspace_initial(shape, dtype, persistent, initial)
+        if given is not None:
+            self.workspaces.append(given)
+            return len(self.workspaces) - 1
         array = np.zeros(shape, dtype=dtype)
         if not persistent:  # scratch starts undefined: garbage catches a read before a write
             array.reshape(-1).view(np.uint8)[...] = SCRATCH_GARBAGE

@@ -116,3 +116,31 @@ def test_trained_lstm_matches_tflm(shared_models, name: str) -> None:
             assert max_ulp_diff(g[0], w[0]) <= FLOAT_ULP_BOUND
         else:
             assert np.array_equal(g[0], w[0])
+
+
+# float32 here meets the logistic's expf gap (exp in double rounded once vs glibc's expf, see
+# FLOAT_ULP_BOUND): over ~7000 sigmoids a 1-ulp gate difference appears and the recurrence
+# grows it (151 ulp measured). Strict: it must start passing once expf is ported exactly.
+_EXPF_GAP = pytest.mark.xfail(reason="float logistic uses double exp, not glibc expf",
+                              strict=True)
+
+
+@pytest.mark.parametrize("kind", ["8x8_16", "16x8_16", pytest.param("float", marks=_EXPF_GAP)])
+def test_lstm_longer_sequences_match_tflm(kind: str) -> None:
+    """Longer sequences and wider states than the sweep above (the stacked-gate eval computes
+    every time step's input FC at once and all four gates per step in one product), with the
+    sigmoid cell activation too, several invokes in a row."""
+    rng = np.random.default_rng({"8x8_16": 31, "16x8_16": 32, "float": 33}[kind])
+    for case in range(2):
+        time_major = bool(case)
+        batch, steps, n_input, n_state = 2, 12, 17, 24
+        model = _build(kind, time_major, batch, steps, n_input, n_state, 2.0 * case, rng)
+        shape = (steps, batch, n_input) if time_major else (batch, steps, n_input)
+        invokes = _random_inputs(kind, shape, rng, 3)
+        want = tflm_invokes(model, invokes)
+        got = kernels_invokes(model, invokes)
+        for g, w in zip(got, want):
+            if kind == "float":
+                assert max_ulp_diff(g[0], w[0]) <= FLOAT_ULP_BOUND
+            else:
+                assert np.array_equal(g[0], w[0]), (kind, case)

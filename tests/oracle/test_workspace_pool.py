@@ -147,7 +147,10 @@ def test_ops_sharing_the_pool_match_the_wheel_over_consecutive_invokes() -> None
     ip = _interpreter(model)
     assert ip.workspace_bytes() > 0
     _layout_of_workspaces(ip)
-    assert all(not p for p in ip.layout.workspace_persistent)  # all three ops share the pool
+    # all three ops share the pool; their only persistent workspaces are the converted weights
+    assert all(not p or initial is not None for p, initial in
+               zip(ip.layout.workspace_persistent, ip.layout.workspace_initial))
+    assert any(not p for p in ip.layout.workspace_persistent)
     for k, inputs in enumerate(steps):  # one interpreter, invoked again and again
         _assert_equal(_run(ip, inputs), want[k], f"invoke {k}")
 
@@ -158,14 +161,19 @@ def test_pool_layout_on_every_shared_model(shared_model_name: str, shared_models
 
 # Before pooling (one private array per request): person_detect 6,453,408 bytes of workspaces
 # for an 85 KB arena, mobilenet_v2 178,849,720 bytes for a 2.6 MB arena. With the pool they
-# measured 811,072 and 24,887,360 bytes (the largest op's scratch).
-@pytest.mark.parametrize("name, bound", [("person_detect", 1_000_000),
-                                         ("mobilenet_v2_quantized_1x3x224x224", 32_000_000)])
-def test_workspace_bytes_stay_below_bound(name: str, bound: int, shared_models: Path) -> None:
+# measured 811,072 and 24,887,360 bytes, plus weight copies kept in op data and not counted
+# (1,091,072 and 22,209,664). Now the weight copies are persistent workspaces (counted) and the
+# conv kernels requantise in chunks: pool 746,560 and 5,764,608, total 1,837,632 and 22,854,272.
+@pytest.mark.parametrize("name, pool_bound, bound",
+                         [("person_detect", 800_000, 2_000_000),
+                          ("mobilenet_v2_quantized_1x3x224x224", 6_500_000, 24_000_000)])
+def test_workspace_bytes_stay_below_bound(name: str, pool_bound: int, bound: int,
+                                          shared_models: Path) -> None:
     path = shared_models / f"{name}.tflite"
     if not path.exists():
         pytest.skip(f"{name} is not in ../shared/models")
     ip = _interpreter(path)
+    assert ip._allocated().scratch_pool.nbytes < pool_bound
     assert ip.workspace_bytes() < bound
     report = ip.allocation_report()
     assert report.workspace_bytes == ip.workspace_bytes()

@@ -37,7 +37,7 @@ from tinyarena.arena.lifetimes import (
 )
 from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import ArenaTooSmallError, KernelError, PlanError, UnsupportedOpError
-from tinyarena.kernels.base import Registration
+from tinyarena.kernels.base import Registration, check_workspace_initial
 from tinyarena.model.types import Model, Operator, Tensor
 from tinyarena.planning import lower_bound, plan_greedy, plan_linear
 from tinyarena.planning.buffers import Buffer, Plan
@@ -148,6 +148,7 @@ class _Run:
     workspaces: list[tuple[tuple[int, ...], Any]] = field(default_factory=list)
     workspace_owners: list[tuple[int, int]] = field(default_factory=list)  # (subgraph, op)
     workspace_persistent: list[bool] = field(default_factory=list)  # False: shared scratch
+    workspace_initial: list[Any] = field(default_factory=list)  # contents given in prepare
     data_set_in_prepare: set[tuple[int, int]] = field(default_factory=set)
     resource_names: list[tuple[str, str]] = field(default_factory=list)
     resource_buffers: dict[int, int] = field(default_factory=dict)
@@ -215,6 +216,7 @@ class _Run:
             workspaces=tuple(self.workspaces),
             workspace_owners=tuple(self.workspace_owners),
             workspace_persistent=tuple(self.workspace_persistent),
+            workspace_initial=tuple(self.workspace_initial),
             tail_allocations=tuple(self.tail_log),
             resource_offsets=tuple(self.resource_buffers[i]
                                    for i in sorted(self.resource_buffers)),
@@ -518,11 +520,13 @@ class _KernelContext:
         return len(self._run.scratch_requests) - 1
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
-                          persistent: bool = True) -> int:
+                          persistent: bool = True, initial: Any = None) -> int:
         self._require_prepare("request_workspace")
+        initial = check_workspace_initial(shape, dtype, persistent, initial)
         self._run.workspaces.append((tuple(shape), dtype))
         self._run.workspace_owners.append((self.subgraph, self.op.index))
         self._run.workspace_persistent.append(bool(persistent))
+        self._run.workspace_initial.append(initial)
         return len(self._run.workspaces) - 1
 
     def subgraph_count(self) -> int:

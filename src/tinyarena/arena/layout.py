@@ -79,6 +79,9 @@ class ArenaLayout:
     workspace_owners: tuple[tuple[int, int], ...] = ()  # (subgraph, op) that requested each
     # per workspace: True = private and kept between evals; False = scratch in the shared pool
     workspace_persistent: tuple[bool, ...] = ()
+    # per workspace: the read-only array a persistent workspace is (contents given in
+    # prepare, e.g. a kernel's weights in its GEMM's dtype), or None for a zeroed one
+    workspace_initial: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def arena_used_bytes(self) -> int:

@@ -521,8 +521,11 @@ def _make_workspaces(layout: ArenaLayout) -> tuple[tuple[np.ndarray, ...],
     pool: the scratch of one op is laid out back to back, each buffer 64-byte aligned, and
     every op starts at the pool's start, so the pool is as large as the largest op's scratch.
     ``buffers`` lists the memory actually held: the persistent arrays, then the pool.
+    A persistent workspace with initial contents (``request_workspace(..., initial=)``: e.g.
+    weights converted in prepare) is that read-only array itself, counted like the others.
     """
     flags = layout.workspace_persistent
+    initial = layout.workspace_initial
     owners = layout.workspace_owners
     specs = [(tuple(int(d) for d in shape), np.dtype(dtype))
              for shape, dtype in layout.workspaces]
@@ -546,7 +549,8 @@ def _make_workspaces(layout: ArenaLayout) -> tuple[tuple[np.ndarray, ...],
             start = offsets[handle]
             views.append(pool[start:start + size].view(dtype).reshape(shape))
         else:
-            array = np.zeros(shape, dtype=dtype)
+            given = initial[handle] if handle < len(initial) else None
+            array = np.zeros(shape, dtype=dtype) if given is None else given
             views.append(array)
             kept.append(array)
     return tuple(views), (*kept, pool), pool

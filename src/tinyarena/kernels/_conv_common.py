@@ -6,8 +6,9 @@ outside the image. The same sums are computed here with whole-array numpy operat
 * the input is copied once per invoke into a zero-bordered buffer (after subtracting the input
   zero point, so a border element contributes exactly what a skipped tap does: nothing);
 * CONV_2D gathers patches from that buffer (im2col, in bounded tiles of output rows) and runs
-  one float64 GEMM per tile. Products of int8 x int8 (or int16 x int8) summed over a filter
-  stay far below 2**53, so the float64 result is the exact integer sum;
+  one float64 (or, when provably exact, float32) GEMM per tile, then requantises the tile.
+  Products of int8 x int8 (or int16 x int8) summed over a filter stay far below 2**53, so
+  the float64 result is the exact integer sum;
 * DEPTHWISE_CONV_2D loops over the kh*kw filter taps only, each tap one multiply-add over all
   pixels and channels at once, on a copy of the input split by column phase so that each
   tap's reads are contiguous rows (see phased_shape).
@@ -28,6 +29,11 @@ from tinyarena.errors import KernelError
 
 # Largest im2col tile, in float64 elements (8 MiB): bounded memory whatever the layer size.
 IM2COL_TILE_ELEMENTS = 1 << 20
+
+# Largest int64 accumulator chunk of the conv kernels, in bytes: the GEMM sums of CONV_2D and
+# the tap sums of DEPTHWISE_CONV_2D are made, requantised and stored a band of output rows at a
+# time, so their buffers stay about this small (and in cache) whatever the layer size.
+CHUNK_BYTES = 1 << 18
 
 # Largest GEMM handed to numpy in one call, in multiply-adds: below OpenBLAS's threading
 # threshold of 65536 * 4, see gemm().
@@ -238,39 +244,6 @@ def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
             np.matmul(a[i:i + 1], b[:, j:j + col_step], out=out[i:i + 1, j:j + col_step])
 
 
-def im2col_gemm(padded: np.ndarray, geom: ConvGeometry, wmat: np.ndarray,
-                cols: np.ndarray | None, acc: np.ndarray) -> None:
-    """acc[(n, y, x), :] = patch(n, y, x) @ wmat for every output pixel, in row tiles.
-
-    ``wmat`` is (fh*fw*C, out_c) with rows ordered (ky, kx, c) like the filter's trailing dims;
-    ``acc`` is (N*out_h*out_w, out_c); ``cols`` an im2col workspace of at least
-    tile_rows * out_w * K elements (unused for a pointwise conv).
-    """
-    if geom.is_pointwise:
-        gemm(padded.reshape(-1, padded.shape[3]), wmat, acc)
-        return
-    k = wmat.shape[0]
-    assert cols is not None
-    rows = geom.tile_rows(k)
-    acc4 = acc.reshape(geom.batches, geom.out_h, geom.out_w, acc.shape[1])
-    for n in range(geom.batches):
-        image = padded[n:n + 1]
-        for y0 in range(0, geom.out_h, rows):
-            y1 = min(geom.out_h, y0 + rows)
-            count = (y1 - y0) * geom.out_w
-            tile = cols[:count * k].reshape(1, y1 - y0, geom.out_w, geom.filter_h,
-                                            geom.filter_w, padded.shape[3])
-            np.copyto(tile, geom.patches(image, y0, y1))
-            gemm(tile.reshape(count, k), wmat, acc4[n, y0:y1].reshape(count, -1))
-
-
-def im2col_workspace_elements(geom: ConvGeometry, k: int) -> int:
-    """Elements the im2col workspace needs (0 for a pointwise conv)."""
-    if geom.is_pointwise:
-        return 0
-    return geom.tile_rows(k) * geom.out_w * k
-
-
 # ----------------------------------------------------------------------------------------------
 # Column-phase layout for the depthwise tap loop
 # ----------------------------------------------------------------------------------------------
@@ -381,6 +354,7 @@ def depthwise_taps_phased(taps: tuple[np.ndarray, ...], tiled: np.ndarray, acc: 
 
 __all__ = [
     "ConvGeometry",
+    "CHUNK_BYTES",
     "IM2COL_TILE_ELEMENTS",
     "Padding",
     "compute_out_size",
@@ -391,8 +365,6 @@ __all__ = [
     "fill_padded",
     "gemm",
     "GEMM_MACS_PER_CALL",
-    "im2col_gemm",
-    "im2col_workspace_elements",
     "depthwise_taps_phased",
     "fill_phased",
     "fill_phased_border",

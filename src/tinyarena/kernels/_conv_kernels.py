@@ -21,6 +21,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_common import (
+    CHUNK_BYTES,
     ConvGeometry,
     Padding,
     compute_padding_height_width,
@@ -31,8 +32,6 @@ from tinyarena.kernels._conv_common import (
     fill_phased,
     fill_phased_border,
     gemm,
-    im2col_gemm,
-    im2col_workspace_elements,
     phased_shape,
     phased_taps,
     tile_taps,
@@ -148,6 +147,11 @@ class ConvData:
     point, so a border element still contributes (zp - zp) * w = 0 like TFLM's skipped taps;
     the input offset is folded into the per-channel constant ``acc_bias`` instead
     (sum (x + off) * w = sum x * w + off * sum w), which saves a pass and a mixed-dtype ufunc.
+
+    The GEMM path works in chunks of ``chunk_rows`` output rows (``chunk_pixels`` pixels for a
+    pointwise conv): im2col, GEMM, then bias, requantisation or clamp straight into the
+    output, so the accumulators are chunk-sized (at most about CHUNK_BYTES each) whatever the
+    layer size.
     """
 
     kind: str
@@ -158,19 +162,20 @@ class ConvData:
     float_max: float
     input_offset: int
     rq: ChannelRequant | None
-    wmat: np.ndarray | None  # (groups, K, out_c / groups), None when the filter is not const
+    ws_wmat: int  # persistent (groups, K, out_c / groups) weights; -1 for a runtime filter
     bias: np.ndarray | None  # float32 bias of the float kernel (None: absent or not const)
     acc_bias: np.ndarray | None  # int kinds: int64 bias + off * sum(w), when all const
     acc_bias_const: bool  # False: a runtime filter or bias, acc_bias is computed at eval
     border: int  # value of the buffer's border: the int8 input zero point, else 0
     exact_float: bool
-    ws_padded: int
+    chunk_rows: int  # output rows per chunk (im2col path)
+    chunk_pixels: int  # output pixels per chunk (pointwise path)
+    ws_padded: int  # bordered input; for a pointwise conv a chunk of staged input rows
     ws_cols: int
     ws_acc: int
     ws_acci: int
     ws_tmp: int
     gemm_dtype: Any = np.float64  # of the padded input, im2col tiles, weights and GEMM sums
-    views: dict = field(default_factory=dict, compare=False, repr=False)  # see DepthwiseData
 
 
 def float32_gemm_is_exact(filt: np.ndarray) -> bool:
@@ -180,10 +185,21 @@ def float32_gemm_is_exact(filt: np.ndarray) -> bool:
     the weights. Every product and every partial sum, in whatever order BLAS adds them, is
     bounded by 128 * sum_k |w[o, k]| for the worst output channel o; below 2**24 all of them
     are integers float32 represents exactly, so the result is the integer sum TFLM computes.
-    Halves the GEMM's time and memory traffic for typical int8 layers.
+    Halves the GEMM's time and memory traffic (and the weight copy) for typical int8 layers.
     """
     w = np.abs(np.asarray(filt, dtype=np.int64).reshape(filt.shape[0], -1))
     return int(w.sum(axis=1).max(initial=0)) * 128 < (1 << 24)
+
+
+def constant_workspace(ctx: Any, array: np.ndarray) -> int:
+    """A persistent workspace holding ``array`` (weights converted in prepare): the context
+    keeps that array itself, so it is counted in the workspace bytes and held once."""
+    return int(ctx.request_workspace(array.shape, array.dtype, initial=array))
+
+
+def chunk_pixels(channels: int) -> int:
+    """Pixels per chunk so that an int64 (pixels, channels) buffer stays within CHUNK_BYTES."""
+    return max(1, CHUNK_BYTES // (8 * max(1, channels)))
 
 
 def _conv_wmat(filt: np.ndarray, groups: int, dtype: Any) -> np.ndarray:
@@ -241,13 +257,15 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         if kind == KIND_INT8:
             input_offset = -tensor_scale_zp(input_t)[1]
     filt = _const(filter_t)
-    k = geom.filter_h * geom.filter_w * cin_g
+    k = geom.filter_h * geom.filter_w * cin_g  # per group
     m = geom.batches * geom.out_h * geom.out_w
     exact_float = kind == KIND_FLOAT and k * m * out_c <= EXACT_FLOAT_WORK
     gemm_dtype: Any = np.float64
     if (kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(filt)) or exact_float:
         gemm_dtype = np.float32
-    wmat = None if filt is None or exact_float else _conv_wmat(filt, groups, gemm_dtype)
+    # the exact float path reads the float32 filter itself: no copy
+    ws_wmat = -1 if filt is None or exact_float else \
+        constant_workspace(ctx, _conv_wmat(filt, groups, gemm_dtype))
     bias_data = _const(bias_t)
     bias = None
     acc_bias = None
@@ -259,24 +277,35 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         sums = np.zeros(out_c, np.int64) if filt is None else \
             np.asarray(filt, np.int64).reshape(out_c, -1).sum(axis=1)
         acc_bias = folded_bias(sums, input_offset, bias_data)
+    pixels = chunk_pixels(out_c)
+    if not geom.is_pointwise:  # an im2col tile also stays within IM2COL_TILE_ELEMENTS
+        pixels = min(pixels, geom.tile_rows(k) * geom.out_w)
+    rows = max(1, min(geom.out_h, pixels // max(1, geom.out_w)))
+    pixels = max(1, min(pixels, m))
+    chunk = pixels if geom.is_pointwise else rows * geom.out_w
+
     # Every workspace is scratch: eval writes the padded buffer's border and interior, the
     # im2col tiles, the accumulators and the requantisation temporaries before reading them.
     def scratch(shape: tuple[int, ...], dtype: Any) -> int:
         return int(ctx.request_workspace(shape, dtype, persistent=False))
 
-    ws_padded = scratch(geom.padded_shape(geom.in_c), gemm_dtype)
     ws_cols = ws_acc = ws_acci = ws_tmp = -1
     if exact_float:
+        ws_padded = scratch(geom.padded_shape(geom.in_c), gemm_dtype)
         ws_tmp = scratch((m, out_c), np.float32)
+    elif geom.is_pointwise:  # the input itself is the im2col matrix: stage it chunk by chunk
+        ws_padded = scratch((chunk, geom.in_c), gemm_dtype)
+        ws_acc = scratch((chunk, out_c), gemm_dtype)
     else:
-        ws_cols = scratch((max(1, im2col_workspace_elements(geom, k)),), gemm_dtype)
-        ws_acc = scratch((m, out_c), gemm_dtype)
+        ws_padded = scratch(geom.padded_shape(geom.in_c), gemm_dtype)
+        ws_cols = scratch((chunk * k,), gemm_dtype)
+        ws_acc = scratch((chunk, out_c), gemm_dtype)
     if kind != KIND_FLOAT:
-        ws_acci = scratch((m, out_c), np.int64)
-        ws_tmp = scratch((m, out_c), np.int64)
-    return ConvData(kind, geom, padding, groups, fmin, fmax, input_offset, rq, wmat, bias,
-                    acc_bias, acc_bias_const, -input_offset, exact_float, ws_padded, ws_cols,
-                    ws_acc, ws_acci, ws_tmp, gemm_dtype)
+        ws_acci = scratch((chunk, out_c), np.int64)
+        ws_tmp = scratch((chunk, out_c), np.int64)
+    return ConvData(kind, geom, padding, groups, fmin, fmax, input_offset, rq, ws_wmat, bias,
+                    acc_bias, acc_bias_const, -input_offset, exact_float, rows, pixels,
+                    ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype)
 
 
 def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, groups: int,
@@ -301,64 +330,119 @@ def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, 
                     np.add(a, t, out=a)
 
 
+@dataclass(frozen=True)
+class _ConvChunkEnd:
+    """What happens to each chunk of GEMM sums: bias + requantisation, or bias + clamp."""
+
+    data: ConvData
+    acc_bias: np.ndarray | None  # int kinds
+    bias: np.ndarray | None  # float kind
+    acci: np.ndarray | None  # (chunk, out_c) int64 scratch
+    tmp: np.ndarray | None
+
+    def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
+        data = self.data
+        if data.kind == KIND_FLOAT:
+            np.copyto(out, acc, casting="unsafe")
+            if self.bias is not None:
+                np.add(out, self.bias, out=out)
+            clip_inplace(out, np.float32(data.float_min), np.float32(data.float_max))
+            return
+        assert data.rq is not None and self.acci is not None and self.tmp is not None
+        count = acc.shape[0]
+        acci = self.acci[:count]
+        np.copyto(acci, acc, casting="unsafe")
+        if self.acc_bias is not None:
+            acci += self.acc_bias
+        if data.kind == KIND_INT16_ACC64:
+            requantize_int64_inplace(acci, data.rq, out)
+            return
+        if data.kind == KIND_INT16_ACC32:  # int32 accumulation wraps as in C
+            acci += 1 << 31
+            np.bitwise_and(acci, 0xFFFFFFFF, out=acci)
+            acci -= 1 << 31
+        requantize_inplace(acci, data.rq, out, self.tmp[:count])
+
+
+def _gemm_groups(a: np.ndarray, wmat: np.ndarray, acc: np.ndarray, groups: int,
+                 cin_g: int) -> None:
+    """acc = a @ wmat per group; for groups > 1, ``a`` holds every group's columns side by
+    side (pointwise) and group g's output channels are acc's g-th column block."""
+    if groups == 1:
+        gemm(a, wmat[0], acc)
+        return
+    per_group = wmat.shape[2]
+    for g in range(groups):  # grouped convs are rare: numpy may buffer the strided operands
+        gemm(a[:, g * cin_g:(g + 1) * cin_g], wmat[g],
+             acc[:, g * per_group:(g + 1) * per_group])
+
+
 def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
                        bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
     """The conv itself, on arrays; ``ws(handle)`` returns a workspace."""
     geom = data.geom
-    padded = ws(data.ws_padded)  # scratch: border and interior written every eval
-    fill_border(padded, geom, data.border)
-    fill_padded(padded, geom, x)
-    if data.kind == KIND_FLOAT:
+    if data.exact_float:
+        padded = ws(data.ws_padded)  # scratch: border and interior written every eval
+        fill_border(padded, geom, data.border)
+        fill_padded(padded, geom, x)
+        tmp = ws(data.ws_tmp).reshape(out.shape)
+        _conv_float_exact(padded, geom, np.asarray(filt, np.float32), data.groups, out, tmp)
         bias = data.bias if data.bias is not None or bias_arr is None else bias_arr
-        if data.exact_float:
-            tmp = ws(data.ws_tmp).reshape(out.shape)
-            _conv_float_exact(padded, geom, np.asarray(filt, np.float32), data.groups, out,
-                              tmp)
-        else:
-            acc = ws(data.ws_acc)
-            _conv_gemm(data, padded, filt, acc, ws)
-            np.copyto(out, acc.reshape(out.shape), casting="unsafe")
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
         clip_inplace(out, np.float32(data.float_min), np.float32(data.float_max))
         return
+    wmat = ws(data.ws_wmat) if data.ws_wmat >= 0 else \
+        _conv_wmat(filt, data.groups, data.gemm_dtype)
+    end = _chunk_end(data, wmat, bias_arr, ws)
+    out_c = out.shape[3]
+    out2 = out.reshape(-1, out_c)
     acc = ws(data.ws_acc)
-    wmat = _conv_gemm(data, padded, filt, acc, ws)
-    acci = ws(data.ws_acci)
-    np.copyto(acci, acc, casting="unsafe")
+    cin_g = geom.in_c // data.groups
+    if geom.is_pointwise:
+        xin = x.reshape(-1, geom.in_c)
+        stage = ws(data.ws_padded)
+        step = data.chunk_pixels
+        for p0 in range(0, xin.shape[0], step):
+            p1 = min(xin.shape[0], p0 + step)
+            a = stage[:p1 - p0]
+            np.copyto(a, xin[p0:p1], casting="unsafe")
+            _gemm_groups(a, wmat, acc[:p1 - p0], data.groups, cin_g)
+            end(acc[:p1 - p0], out2[p0:p1])
+        return
+    padded = ws(data.ws_padded)  # scratch: border and interior written every eval
+    fill_border(padded, geom, data.border)
+    fill_padded(padded, geom, x)
+    cols = ws(data.ws_cols)
+    k = geom.filter_h * geom.filter_w * cin_g
+    for n in range(geom.batches):
+        for y0 in range(0, geom.out_h, data.chunk_rows):
+            y1 = min(geom.out_h, y0 + data.chunk_rows)
+            count = (y1 - y0) * geom.out_w
+            chunk = acc[:count]
+            for g in range(data.groups):
+                image = padded[n:n + 1, :, :, g * cin_g:(g + 1) * cin_g]
+                tile = cols[:count * k].reshape(1, y1 - y0, geom.out_w, geom.filter_h,
+                                                geom.filter_w, cin_g)
+                np.copyto(tile, geom.patches(image, y0, y1))
+                per_group = wmat.shape[2]
+                gemm(tile.reshape(count, k), wmat[g],
+                     chunk[:, g * per_group:(g + 1) * per_group])
+            start = (n * geom.out_h + y0) * geom.out_w
+            end(chunk, out2[start:start + count])
+
+
+def _chunk_end(data: ConvData, wmat: np.ndarray, bias_arr: np.ndarray | None,
+               ws: Any) -> _ConvChunkEnd:
+    if data.kind == KIND_FLOAT:
+        bias = data.bias if data.bias is not None or bias_arr is None else bias_arr
+        return _ConvChunkEnd(data, None, None if bias is None else np.asarray(bias, np.float32),
+                             None, None)
     acc_bias = data.acc_bias
     if not data.acc_bias_const:
         sums = wmat.sum(axis=1).reshape(-1)  # exact: integer weights in float
         acc_bias = folded_bias(sums, data.input_offset, bias_arr)
-    if acc_bias is not None:
-        acci += acc_bias
-    assert data.rq is not None
-    if data.kind == KIND_INT16_ACC64:
-        requantize_int64_inplace(acci, data.rq, out)
-        return
-    if data.kind == KIND_INT16_ACC32:  # int32 accumulation wraps as in C
-        acci += 1 << 31
-        np.bitwise_and(acci, 0xFFFFFFFF, out=acci)
-        acci -= 1 << 31
-    requantize_inplace(acci, data.rq, out, ws(data.ws_tmp))
-
-
-def _conv_gemm(data: ConvData, padded: np.ndarray, filt: np.ndarray, acc: np.ndarray,
-               ws: Any) -> np.ndarray:
-    """acc = im2col(padded) @ weights; returns the weight matrix used."""
-    wmat = data.wmat if data.wmat is not None else _conv_wmat(filt, data.groups, acc.dtype)
-    cols = ws(data.ws_cols)
-    if data.groups == 1:
-        im2col_gemm(padded, data.geom, wmat[0], cols, acc)
-        return wmat
-    cin_g = filt.shape[3]
-    per_group = wmat.shape[2]
-    part = np.empty((acc.shape[0], per_group), dtype=acc.dtype)  # grouped convs: rare
-    for g in range(data.groups):
-        sub = np.ascontiguousarray(padded[..., g * cin_g:(g + 1) * cin_g])
-        im2col_gemm(sub, data.geom, wmat[g], cols, part)
-        acc[:, g * per_group:(g + 1) * per_group] = part
-    return wmat
+    return _ConvChunkEnd(data, acc_bias, None, ws(data.ws_acci), ws(data.ws_tmp))
 
 
 def conv2d_eval(ctx: Any, op: Operator, data: ConvData) -> None:
@@ -379,7 +463,12 @@ def conv2d_eval(ctx: Any, op: Operator, data: ConvData) -> None:
 
 @dataclass(frozen=True)
 class DepthwiseData:
-    """OpDataConv for the depthwise kernel plus precomputed weights and workspaces."""
+    """OpDataConv for the depthwise kernel plus precomputed weights and workspaces.
+
+    Eval sums the taps over ``chunk_rows`` output rows at a time and requantises each chunk
+    straight into the output, so the accumulators are chunk-sized (about CHUNK_BYTES for the
+    int64 ones) whatever the layer size; only the column-phase input copy is whole.
+    """
 
     kind: str
     geom: ConvGeometry
@@ -389,20 +478,21 @@ class DepthwiseData:
     float_max: float
     input_offset: int
     rq: ChannelRequant | None
-    weights: np.ndarray | None  # (fh * fw, out_w * C) tiled, in the accumulator dtype
+    ws_weights: int  # persistent (fh * fw, out_w * C) tiled weights; -1 for a runtime filter
     bias: np.ndarray | None  # float32 bias of the float kernel (None: absent or not const)
     acc_bias: np.ndarray | None  # int kinds, accumulator dtype: bias + off * sum of taps
     acc_bias_const: bool  # False: a runtime filter or bias, acc_bias is computed at eval
     border: int  # value of the buffer's border: the int8 input zero point (see ConvData)
     acc_dtype: Any
+    chunk_rows: int
     ws_padded: int
-    ws_acc: int
+    ws_acc: int  # (chunk_rows, out_w, C) in the accumulator dtype
     ws_tmp: int
-    ws_acci: int
+    ws_acci: int  # int8 kind: (chunk_rows, out_w, C) int64 requantisation buffers
     ws_tmpi: int
-    # Views of this op's own workspaces (the tap views, reshaped accumulators), made at the
-    # first eval and reused: rebuilding ~20 views costs more than the arithmetic of a small
-    # layer. Keyed by the padded buffer's identity, so another set of workspaces rebuilds them.
+    # Per chunk (n, y0, y1, tap views), made at the first eval and reused: rebuilding the
+    # views costs more than the arithmetic of a small layer. Keyed by the padded buffer's
+    # identity, so another set of workspaces rebuilds them.
     views: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -442,7 +532,8 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
             input_offset = -tensor_scale_zp(input_t)[1]
     acc_dtype = {KIND_FLOAT: np.float32, KIND_INT8: np.int32}.get(kind, np.int64)
     filt = _const(filter_t)
-    weights = None if filt is None else tile_taps(np.asarray(filt, acc_dtype)[0], geom.out_w)
+    ws_weights = -1 if filt is None else \
+        constant_workspace(ctx, tile_taps(np.asarray(filt, acc_dtype)[0], geom.out_w))
     bias_data = _const(bias_t)
     bias = acc_bias = None
     acc_bias_const = (filt is not None or input_offset == 0) and \
@@ -454,22 +545,39 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
             np.asarray(filt, np.int64)[0].reshape(-1, out_c).sum(axis=0)
         folded = folded_bias(sums, input_offset, bias_data)
         acc_bias = None if folded is None else folded.astype(acc_dtype)  # int32: wraps as C
-    out_shape = (geom.batches, geom.out_h, geom.out_w, out_c)
+    rows = max(1, min(geom.out_h, chunk_pixels(out_c) // max(1, geom.out_w)))
+    chunk = (rows, geom.out_w, out_c)
+
     # All scratch: eval writes the phased buffer's border and interior, and every
     # accumulator and temporary, before reading them.
     def scratch(shape: tuple[int, ...], dtype: Any) -> int:
         return int(ctx.request_workspace(shape, dtype, persistent=False))
 
     ws_padded = scratch(phased_shape(geom, out_c), acc_dtype)
-    ws_acc = scratch(out_shape, acc_dtype)
-    ws_tmp = scratch(out_shape, acc_dtype)
+    ws_acc = scratch(chunk, acc_dtype)
+    ws_tmp = scratch(chunk, acc_dtype)
     ws_acci = ws_tmpi = -1
-    if kind != KIND_FLOAT:
-        ws_acci = scratch(out_shape, np.int64)
-        ws_tmpi = scratch(out_shape, np.int64)
-    return DepthwiseData(kind, geom, padding, mult, fmin, fmax, input_offset, rq, weights, bias,
-                         acc_bias, acc_bias_const, -input_offset, acc_dtype, ws_padded, ws_acc,
-                         ws_tmp, ws_acci, ws_tmpi)
+    if kind == KIND_INT8:  # the int64 kind requantises its accumulator in place
+        ws_acci = scratch(chunk, np.int64)
+        ws_tmpi = scratch(chunk, np.int64)
+    return DepthwiseData(kind, geom, padding, mult, fmin, fmax, input_offset, rq, ws_weights,
+                         bias, acc_bias, acc_bias_const, -input_offset, acc_dtype, rows,
+                         ws_padded, ws_acc, ws_tmp, ws_acci, ws_tmpi)
+
+
+def _depthwise_chunks(data: DepthwiseData, padded: np.ndarray
+                      ) -> tuple[tuple[int, int, int, tuple[np.ndarray, ...]], ...]:
+    """(n, y0, y1, tap views of those output rows) for every chunk, cached per buffer."""
+    cached = data.views.get("chunks")
+    if cached is not None and cached[0] is padded:
+        return cached[1]
+    geom = data.geom
+    taps = phased_taps(padded, geom)
+    chunks = tuple((n, y0, min(geom.out_h, y0 + data.chunk_rows),
+                    tuple(t[n, y0:y0 + data.chunk_rows] for t in taps))
+                   for n in range(geom.batches) for y0 in range(0, geom.out_h, data.chunk_rows))
+    data.views["chunks"] = (padded, chunks)
+    return chunks
 
 
 def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
@@ -478,43 +586,41 @@ def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
     padded = ws(data.ws_padded)  # scratch: border and interior written every eval
     fill_phased_border(padded, geom, data.border)
     fill_phased(padded, geom, x, data.depth_multiplier)
-    weights = data.weights
-    if weights is None:
-        weights = tile_taps(np.asarray(filt, data.acc_dtype)[0], geom.out_w)
-    rows = (geom.batches, geom.out_h, -1)
-    cached = data.views.get("taps")
-    if cached is None or cached[0] is not padded:
-        cached = (padded, phased_taps(padded, geom), ws(data.ws_tmp).reshape(rows),
-                  ws(data.ws_acc).reshape(rows))
-        data.views["taps"] = cached
-    _, taps, tmp, acc_rows = cached
+    weights = ws(data.ws_weights) if data.ws_weights >= 0 else \
+        tile_taps(np.asarray(filt, data.acc_dtype)[0], geom.out_w)
+    chunks = _depthwise_chunks(data, padded)
+    acc_all, tmp_all = ws(data.ws_acc), ws(data.ws_tmp)
+    width = acc_all.shape[1] * acc_all.shape[2]
     if data.kind == KIND_FLOAT:
         bias = data.bias if data.bias is not None else bias_arr
-        if out.flags.c_contiguous:
-            depthwise_taps_phased(taps, weights, out.reshape(rows), tmp)
-        else:
-            depthwise_taps_phased(taps, weights, acc_rows, tmp)
-            np.copyto(out, acc_rows.reshape(out.shape))
+        direct = out.flags.c_contiguous
+        for n, y0, y1, taps in chunks:
+            dst = out[n, y0:y1]
+            rows = dst.reshape(y1 - y0, width) if direct else acc_all[:y1 - y0].reshape(-1, width)
+            depthwise_taps_phased(taps, weights, rows, tmp_all[:y1 - y0].reshape(-1, width))
+            if not direct:
+                np.copyto(dst, acc_all[:y1 - y0])
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
         clip_inplace(out, np.float32(data.float_min), np.float32(data.float_max))
         return
     assert data.rq is not None
-    acc = ws(data.ws_acc)
-    depthwise_taps_phased(taps, weights, acc_rows, tmp)
     acc_bias = data.acc_bias
     if not data.acc_bias_const:
-        sums = np.asarray(filt, np.int64)[0].reshape(-1, acc.shape[3]).sum(axis=0)
+        sums = np.asarray(filt, np.int64)[0].reshape(-1, out.shape[3]).sum(axis=0)
         folded = folded_bias(sums, data.input_offset, bias_arr)
         acc_bias = None if folded is None else folded.astype(data.acc_dtype)
-    if acc_bias is not None:  # TFLM's acc += bias (int32 wraps like C)
-        acc += acc_bias
-    acci = ws(data.ws_acci)
-    if data.kind == KIND_INT16_ACC64:
-        np.copyto(acci, acc)
-        requantize_int64_inplace(acci, data.rq, out)
-        return
-    requantize_inplace(acc, data.rq, out, ws(data.ws_tmpi), work=acci)
+    for n, y0, y1, taps in chunks:
+        acc = acc_all[:y1 - y0]
+        depthwise_taps_phased(taps, weights, acc.reshape(-1, width),
+                              tmp_all[:y1 - y0].reshape(-1, width))
+        if acc_bias is not None:  # TFLM's acc += bias (int32 wraps like C)
+            acc += acc_bias
+        if data.kind == KIND_INT16_ACC64:  # acc is int64 already
+            requantize_int64_inplace(acc, data.rq, out[n, y0:y1])
+        else:
+            requantize_inplace(acc, data.rq, out[n, y0:y1], ws(data.ws_tmpi)[:y1 - y0],
+                               work=ws(data.ws_acci)[:y1 - y0])
 
 
 def depthwise_eval(ctx: Any, op: Operator, data: DepthwiseData) -> None:
@@ -546,7 +652,9 @@ class FullyConnectedData:
     input_offset: int
     filter_offset: int
     rq: ChannelRequant | None
-    wmat: np.ndarray | None  # (accum_depth, output_depth) float64 incl. the filter offset
+    # persistent (accum_depth, output_depth) weights incl. the filter offset, in gemm_dtype;
+    # -1 for a runtime filter
+    ws_wmat: int
     bias: np.ndarray | None
     exact_float: bool
     ws_x: int
@@ -557,6 +665,7 @@ class FullyConnectedData:
     # a constant, see ConvData); None with acc_bias_const False: computed at eval
     acc_bias: np.ndarray | None = None
     acc_bias_const: bool = True
+    gemm_dtype: Any = np.float64  # float32 when exact (see float32_gemm_is_exact)
 
 
 def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
@@ -631,8 +740,13 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
             filter_offset = -tensor_scale_zp(filter_t)[1]
     exact_float = kind == KIND_FLOAT and batches * accum_depth * output_depth <= EXACT_FLOAT_WORK
     filt = _const(filter_t)
+    gemm_dtype: Any = np.float32 if exact_float else np.float64
+    if kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(
+            np.asarray(filt, np.int64).reshape(-1, accum_depth)[:output_depth] + filter_offset):
+        gemm_dtype = np.float32  # raw int8 inputs: the conv's bound holds
     wmat = None if filt is None else _fc_wmat(filt, output_depth, accum_depth, filter_offset,
-                                              exact_float)
+                                              gemm_dtype)
+    ws_wmat = -1 if wmat is None else constant_workspace(ctx, wmat)
     bias_data = _const(bias_t)
     bias = None
     if bias_data is not None:
@@ -643,8 +757,8 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     def scratch(shape: tuple[int, ...], dtype: Any) -> int:
         return int(ctx.request_workspace(shape, dtype, persistent=False))
 
-    ws_x = scratch((batches, accum_depth) if not exact_float else (0,), np.float64)
-    ws_acc = scratch((batches, output_depth), np.float32 if exact_float else np.float64)
+    ws_x = scratch((batches, accum_depth) if not exact_float else (0,), gemm_dtype)
+    ws_acc = scratch((batches, output_depth), gemm_dtype)
     ws_acci = ws_tmp = -1
     if kind != KIND_FLOAT:
         ws_acci = scratch((batches, output_depth), np.int64)
@@ -655,29 +769,28 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
         (bias_t is None or bias_data is not None)
     acc_bias = None
     if kind != KIND_FLOAT and acc_bias_const:
-        sums = np.zeros(output_depth) if wmat is None else wmat.sum(axis=0)
+        sums = np.zeros(output_depth) if wmat is None else wmat.sum(axis=0, dtype=np.float64)
         acc_bias = folded_bias(sums, input_offset, bias)
     return FullyConnectedData(kind, per_channel, batches, accum_depth, output_depth, fmin, fmax,
-                              input_offset, filter_offset, rq, wmat, bias, exact_float, ws_x,
-                              ws_acc, ws_acci, ws_tmp, acc_bias, acc_bias_const)
+                              input_offset, filter_offset, rq, ws_wmat, bias, exact_float,
+                              ws_x, ws_acc, ws_acci, ws_tmp, acc_bias, acc_bias_const,
+                              gemm_dtype)
 
 
 def _fc_wmat(filt: np.ndarray, output_depth: int, accum_depth: int, filter_offset: int,
-             exact_float: bool) -> np.ndarray:
-    """(accum_depth, output_depth) weights: float32 for the TFLM-ordered float sum, else
-    float64 for the GEMM (integer kinds include the filter offset)."""
+             dtype: Any) -> np.ndarray:
+    """(accum_depth, output_depth) weights in ``dtype`` (float32 for the TFLM-ordered float
+    sum or an exact float32 GEMM, else float64); integer kinds include the filter offset."""
     w = np.asarray(filt).reshape(-1, accum_depth)[:output_depth]
-    if exact_float:
-        return np.ascontiguousarray(w.astype(np.float32).T)
-    return np.ascontiguousarray((w.astype(np.float64) + filter_offset).T)
+    if filter_offset:
+        w = w.astype(np.int64) + filter_offset
+    return np.ascontiguousarray(w.astype(dtype).T)
 
 
 def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: np.ndarray,
                                 bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
-    wmat = data.wmat
-    if wmat is None:
-        wmat = _fc_wmat(filt, data.output_depth, data.accum_depth, data.filter_offset,
-                        data.exact_float)
+    wmat = ws(data.ws_wmat) if data.ws_wmat >= 0 else \
+        _fc_wmat(filt, data.output_depth, data.accum_depth, data.filter_offset, data.gemm_dtype)
     x2 = x.reshape(-1)[:data.batches * data.accum_depth].reshape(data.batches, data.accum_depth)
     out2 = out.reshape(data.batches, data.output_depth)
     bias = data.bias if data.bias is not None else (
@@ -707,7 +820,7 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
     acci = ws(data.ws_acci)
     np.copyto(acci, acc, casting="unsafe")
     acc_bias = data.acc_bias if data.acc_bias_const else \
-        folded_bias(wmat.sum(axis=0), data.input_offset, bias)
+        folded_bias(wmat.sum(axis=0, dtype=np.float64), data.input_offset, bias)
     if acc_bias is not None:
         acci += acc_bias
     assert data.rq is not None

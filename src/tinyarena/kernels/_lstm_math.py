@@ -11,26 +11,32 @@ Three kernels, chosen by the activation and weight types:
   int16 sigmoid/tanh (the 256-entry ``sigmoid_table_uint16`` with linear interpolation), gate
   outputs in Q0.15, the cell state at a power-of-two scale.
 
-Every step is vectorised over the batch (batches are independent rows, whether the model is
-time-major or batch-major), and the only Python loop is the recurrence over time steps (plus,
-for float32, the reduction axis of each dot product, to keep float32 summation order).
+The four gates' weights are stacked at prepare (:class:`LstmPlan`), so each time step makes one
+recurrent product for all gate units; the input FCs, which do not depend on the state, are
+computed for all time steps at once before the recurrence. Python loops: the time steps, and
+for float32 the input FC's reduction axis (once per eval, to keep C's summation order).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._fixedpoint import wrap_int32_inplace
 from tinyarena.kernels._libm import tanhf
 from tinyarena.kernels._lut import SIGMOID_TABLE_UINT16
 from tinyarena.kernels._quant import (
+    ChannelRequant,
     QuantParams,
+    clip_inplace,
     multiply_by_quantized_multiplier,
-    multiply_by_quantized_multiplier_int64,
     quantize_multiplier,
+    requantize_inplace,
+    requantize_int64_inplace,
     wrap_int32,
 )
 
@@ -166,24 +172,6 @@ def int16_tanh(x: np.ndarray, scale_power: int) -> np.ndarray:
     return (res >> 8).astype(np.int16)
 
 
-def _fc_int(x: np.ndarray, w_offset: np.ndarray, bias: np.ndarray | None, q: FcQuant,
-            wide_bias: bool) -> np.ndarray:
-    """reference_integer_ops::FullyConnected to int16 (full range, output offset 0).
-
-    ``w_offset`` is the weight matrix with its offset already added (int64). With int32 bias
-    (8x8) the accumulator is a wrapping int32 and the int32 MultiplyByQuantizedMultiplier
-    applies; with int64 bias (16x8) the int64 accumulator and the int64 variant.
-    """
-    acc = (x.astype(np.int64) + q.input_offset) @ w_offset.T
-    if bias is not None:
-        acc = acc + bias.astype(np.int64)
-    if wide_bias:
-        scaled = multiply_by_quantized_multiplier_int64(acc, q.multiplier, q.shift)
-    else:
-        scaled = multiply_by_quantized_multiplier(wrap_int32(acc), q.multiplier, q.shift)
-    return np.clip(scaled, _INT16_MIN, _INT16_MAX)
-
-
 def _add_sat16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """lstm_internal::AddElementWise: saturating int16 sum."""
     return np.clip(a.astype(np.int64) + b.astype(np.int64), _INT16_MIN, _INT16_MAX)
@@ -196,14 +184,85 @@ def _mul_int(a: np.ndarray, b: np.ndarray, q: MulQuant) -> np.ndarray:
     return np.clip(res, q.act_min, q.act_max)
 
 
-@dataclass(frozen=True)
-class LstmWeights:
-    """Per gate: input weights, recurrent weights (int64, offsets added; float32 as stored),
-    and the input-FC bias (None when absent)."""
+# Gate order of the stacked weight matrices: the three sigmoid gates first, so one activation
+# call covers them, then the cell gate with its configurable activation.
+STACKED = ("forget", "input", "output", "cell")
 
-    input_w: dict[str, np.ndarray]
-    recurrent_w: dict[str, np.ndarray]
-    bias: dict[str, np.ndarray | None]
+
+@dataclass(frozen=True)
+class LstmPlan:
+    """What every eval needs, fixed at prepare.
+
+    The four gates' weights are stacked in ``STACKED`` order and transposed, so one product of
+    a row of activations with ``w_in`` (I, 4S) or ``w_rec`` (S, 4S) yields every gate unit at
+    once: float32 as stored, or int64 with the weight offset added. ``bias`` (4S,): float32 or
+    int64, zero for a gate without bias (TFLM then adds a zero, which changes nothing: its sums
+    start at +0 and so are never -0). The integer kernels rescale each FC per column with the
+    gate's multiplier (``in_rq``/``rec_rq``, int16 range). ``workspaces``: scratch handles, see
+    :func:`lstm_plan`.
+    """
+
+    kind: str  # "float", "8x8_16" or "16x8_16"
+    time_major: bool
+    steps: int
+    batch: int
+    n_input: int
+    n_state: int
+    w_in: np.ndarray
+    w_rec: np.ndarray
+    bias: np.ndarray
+    input_offset: int
+    hidden_offset: int
+    in_rq: ChannelRequant | None
+    rec_rq: ChannelRequant | None
+    workspaces: tuple[int, ...]
+
+
+GateArrays = dict[str, tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
+
+
+def lstm_plan(ctx: object, kind: str, time_major: bool, x_shape: tuple[int, ...], n_state: int,
+              weights: GateArrays, quant: LstmQuant | None) -> LstmPlan:
+    """Stack the gates' weights and request the eval scratch (Python-side workspaces).
+
+    ``weights[g]`` = (input weights (S, I), recurrent weights (S, S), bias (S,) or None), float32
+    as stored or int64 with the weight offsets added. Scratch (all rewritten each eval): the
+    input FC of every time step at once (N = steps * batch rows, 4S columns) and a product
+    buffer; per step the recurrent products and the gate values.
+    """
+    steps, batch = (x_shape[0], x_shape[1]) if time_major else (x_shape[1], x_shape[0])
+    n_input, rows, cols = x_shape[2], steps * batch, 4 * n_state
+
+    def request(shape: tuple[int, ...], dtype: type) -> int:
+        return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
+                                         persistent=False))
+
+    w_in = np.ascontiguousarray(np.concatenate([weights[g][0] for g in STACKED], axis=0).T)
+    w_rec = np.ascontiguousarray(np.concatenate([weights[g][1] for g in STACKED], axis=0).T)
+    if kind == "float":
+        bias = np.concatenate([np.zeros(n_state, F32) if weights[g][2] is None
+                               else np.asarray(weights[g][2], F32) for g in STACKED])
+        ws = (request((rows, cols), F32), request((rows, cols), F32),
+              request((batch, n_state + 1, cols), F32), request((batch, cols), F32))
+        return LstmPlan(kind, time_major, steps, batch, n_input, n_state, w_in.astype(F32),
+                        w_rec.astype(F32), bias, 0, 0, None, None, ws)
+    assert quant is not None
+    bias = np.concatenate([np.zeros(n_state, np.int64) if weights[g][2] is None
+                           else np.asarray(weights[g][2], np.int64) for g in STACKED])
+
+    def rescale(fc: dict[str, FcQuant]) -> ChannelRequant:
+        mult = np.repeat([fc[g].multiplier for g in STACKED], n_state)
+        shift = np.repeat([fc[g].shift for g in STACKED], n_state)
+        return ChannelRequant.make(mult, shift, 0, _INT16_MIN, _INT16_MAX)
+
+    i64 = np.int64
+    ws = (request((rows, n_input), i64), request((rows, cols), i64), request((rows, cols), i64),
+          request((batch, n_state), i64), request((batch, cols), i64),
+          request((batch, cols), i64))
+    return LstmPlan(kind, time_major, steps, batch, n_input, n_state, w_in.astype(i64),
+                    w_rec.astype(i64), bias, quant.input_fc["forget"].input_offset,
+                    quant.recurrent_fc["forget"].input_offset, rescale(quant.input_fc),
+                    rescale(quant.recurrent_fc), ws)
 
 
 def _at(a: np.ndarray, t: int, time_major: bool) -> np.ndarray:
@@ -211,59 +270,69 @@ def _at(a: np.ndarray, t: int, time_major: bool) -> np.ndarray:
     return a[t] if time_major else a[:, t]
 
 
+def _fc_rescale(acc: np.ndarray, rq: ChannelRequant, tmp: np.ndarray, wide: bool) -> None:
+    """The end of reference_integer_ops::FullyConnected to int16 (output offset 0), in place.
+
+    8x8: the accumulator is a wrapping int32 and the int32 MultiplyByQuantizedMultiplier
+    applies; 16x8 (int64 bias): the int64 accumulator and the int64 variant.
+    """
+    if wide:
+        requantize_int64_inplace(acc, rq, acc)
+    else:
+        wrap_int32_inplace(acc)
+        requantize_inplace(acc, rq, acc, tmp)
+
+
 def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndarray,
-                 w: LstmWeights, q: LstmQuant, time_major: bool, cell_activation: str,
-                 cell_clip: float, wide_bias: bool) -> None:
+                 plan: LstmPlan, q: LstmQuant, cell_activation: str, cell_clip: float,
+                 ws: Callable[[int], np.ndarray]) -> None:
     """EvalLstm for the integer kernels; updates ``hidden`` and ``cell`` in place.
 
     ``x``: (T, B, I) or (B, T, I); ``hidden``/``cell``: B * S values; ``out`` like ``x`` with S.
+    The input FCs do not depend on the state, so all time steps' are computed at once (one
+    exact int64 product, bias, per-gate rescale); each step then costs one recurrent product
+    for all four gates.
     """
-    steps = x.shape[0] if time_major else x.shape[1]
-    batch = x.shape[1] if time_major else x.shape[0]
-    h = hidden.reshape(batch, -1)
-    c = cell.reshape(batch, -1)
-    out3 = out.reshape(out.shape[0], out.shape[1], -1)
-    out_info = np.iinfo(hidden.dtype)
-
-    def gate(name: str, xt: np.ndarray, act: str) -> np.ndarray:
-        pre = _add_sat16(
-            _fc_int(xt, w.input_w[name], w.bias[name], q.input_fc[name], wide_bias),
-            _fc_int(h, w.recurrent_w[name], None, q.recurrent_fc[name], wide_bias))
-        if act == "SIGMOID":
-            return int16_sigmoid(pre)
-        if act == "TANH":
-            return int16_tanh(pre, -12)  # CalculateLstmGate: scale power -12, no shift
-        raise KernelError(f"LSTM: cell gate activation {act} is not supported (TANH or SIGMOID)")
-
-    for t in range(steps):
-        xt = _at(x, t, time_major)
-        forget = gate("forget", xt, "SIGMOID")
-        inp = gate("input", xt, "SIGMOID")
-        cgate = gate("cell", xt, cell_activation)
-        new_c = _add_sat16(_mul_int(forget, c, q.forget_cell_mul),
-                           _mul_int(inp, cgate, q.input_mul))
+    x64, pre, tmp, h64, rec, rtmp = (ws(h) for h in plan.workspaces)
+    s, wide = plan.n_state, plan.kind == "16x8_16"
+    np.copyto(x64, x.reshape(x64.shape))
+    x64 += plan.input_offset
+    np.matmul(x64, plan.w_in, out=pre)
+    pre += plan.bias
+    assert plan.in_rq is not None and plan.rec_rq is not None
+    _fc_rescale(pre, plan.in_rq, tmp, wide)
+    pre3 = pre.reshape(x.shape[0], x.shape[1], 4 * s)
+    h = hidden.reshape(plan.batch, s)
+    c = cell.reshape(plan.batch, s)
+    out3 = out.reshape(out.shape[0], out.shape[1], s)
+    for t in range(plan.steps):
+        np.copyto(h64, h)
+        h64 += plan.hidden_offset
+        np.matmul(h64, plan.w_rec, out=rec)
+        _fc_rescale(rec, plan.rec_rq, rtmp, wide)
+        rec += _at(pre3, t, plan.time_major)  # AddElementWise: saturating int16 sum
+        clip_inplace(rec, _INT16_MIN, _INT16_MAX)
+        sig = int16_sigmoid(rec[:, :3 * s])
+        if cell_activation == "SIGMOID":
+            cgate = int16_sigmoid(rec[:, 3 * s:])
+        elif cell_activation == "TANH":
+            cgate = int16_tanh(rec[:, 3 * s:], -12)  # CalculateLstmGate: scale power -12
+        else:
+            raise KernelError(f"LSTM: cell gate activation {cell_activation} is not supported "
+                              "(TANH or SIGMOID)")
+        new_c = _add_sat16(_mul_int(sig[:, :s], c, q.forget_cell_mul),
+                           _mul_int(sig[:, s:2 * s], cgate, q.input_mul))
         if cell_clip > 0:
-            new_c = np.clip(new_c, -q.quantized_cell_clip, q.quantized_cell_clip)
+            clip_inplace(new_c, -q.quantized_cell_clip, q.quantized_cell_clip)
         c[...] = new_c
-        og = gate("output", xt, "SIGMOID")
-        hid = _mul_int(int16_tanh(c, q.cell_state_scale_power), og, q.output_mul)
-        h[...] = np.clip(hid, out_info.min, out_info.max)
-        _at(out3, t, time_major)[...] = h
+        h[...] = _mul_int(int16_tanh(c, q.cell_state_scale_power), sig[:, 2 * s:],
+                          q.output_mul)  # clamped to the hidden type's range
+        _at(out3, t, plan.time_major)[...] = h
 
 
 # ----------------------------------------------------------------------------------------------
 # float32
 # ----------------------------------------------------------------------------------------------
-
-
-def _fc_float(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    """reference_ops::FullyConnected: float32 dot products summed in input order."""
-    total = np.zeros((x.shape[0], w.shape[0]), dtype=F32)
-    for d in range(x.shape[1]):
-        total += x[:, d][:, None] * w[:, d][None, :]
-    if bias is not None:
-        total = total + bias[None, :]
-    return total
 
 
 def float_sigmoid(v: np.ndarray) -> np.ndarray:
@@ -281,44 +350,58 @@ def float_tanh(v: np.ndarray) -> np.ndarray:
 
 
 def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndarray,
-               w: LstmWeights, time_major: bool, cell_activation: str, cell_clip: float) -> None:
-    """EvalLstm<float, ...>; updates ``hidden`` and ``cell`` in place."""
-    steps = x.shape[0] if time_major else x.shape[1]
-    batch = x.shape[1] if time_major else x.shape[0]
-    h = hidden.reshape(batch, -1)
-    c = cell.reshape(batch, -1)
-    out3 = out.reshape(out.shape[0], out.shape[1], -1)
+               plan: LstmPlan, cell_activation: str, cell_clip: float,
+               ws: Callable[[int], np.ndarray]) -> None:
+    """EvalLstm<float, ...>; updates ``hidden`` and ``cell`` in place.
+
+    reference_ops::FullyConnected sums each output in float32 as ``total = 0; total += x[d] *
+    w[d]`` for d in order, then adds the bias. Kept exactly, vectorised over every other axis:
+    the input FCs of all time steps at once by a loop over d on (N, 4S) arrays, and per step
+    the recurrent FC as the products (prefixed by a +0 row) accumulated in order along d with
+    np.add.accumulate, which is sequential. The gate order of one step is then
+    (input FC + bias) + recurrent FC, as AddElementWise adds them.
+    """
+    pre, prod, rec, gates = (ws(h) for h in plan.workspaces)
+    s = plan.n_state
+    xs = x.reshape(-1, plan.n_input)
+    pre.fill(0)
+    for d in range(plan.n_input):
+        np.multiply(xs[:, d:d + 1], plan.w_in[d], out=prod)
+        pre += prod
+    pre += plan.bias
+    pre3 = pre.reshape(x.shape[0], x.shape[1], 4 * s)
+    h = hidden.reshape(plan.batch, s)
+    c = cell.reshape(plan.batch, s)
+    out3 = out.reshape(out.shape[0], out.shape[1], s)
     clip = F32(cell_clip)
-
-    def gate(name: str, xt: np.ndarray, act: str) -> np.ndarray:
-        pre = _fc_float(xt, w.input_w[name], w.bias[name]) + _fc_float(h, w.recurrent_w[name],
-                                                                      None)
-        if act == "SIGMOID":
-            return float_sigmoid(pre)
-        if act == "TANH":
-            return float_tanh(pre)
-        raise KernelError(f"LSTM: cell gate activation {act} is not supported (TANH or SIGMOID)")
-
-    for t in range(steps):
-        xt = _at(x, t, time_major)
-        forget = gate("forget", xt, "SIGMOID")
-        inp = gate("input", xt, "SIGMOID")
-        cgate = gate("cell", xt, cell_activation)
-        new_c = forget * c + inp * cgate
+    for t in range(plan.steps):
+        rec[:, 0, :] = 0
+        np.multiply(h[:, :, None], plan.w_rec, out=rec[:, 1:, :])
+        np.add.accumulate(rec, axis=1, out=rec)
+        np.add(_at(pre3, t, plan.time_major), rec[:, s, :], out=gates)
+        gates[:, :3 * s] = float_sigmoid(gates[:, :3 * s])
+        if cell_activation == "SIGMOID":
+            gates[:, 3 * s:] = float_sigmoid(gates[:, 3 * s:])
+        elif cell_activation == "TANH":
+            gates[:, 3 * s:] = float_tanh(gates[:, 3 * s:])
+        else:
+            raise KernelError(f"LSTM: cell gate activation {cell_activation} is not supported "
+                              "(TANH or SIGMOID)")
+        new_c = gates[:, :s] * c + gates[:, s:2 * s] * gates[:, 3 * s:]
         if cell_clip > 0:
             new_c = np.maximum(np.minimum(clip, new_c), -clip)
         c[...] = new_c
-        og = gate("output", xt, "SIGMOID")
-        h[...] = float_tanh(c) * og
-        _at(out3, t, time_major)[...] = h
+        h[...] = float_tanh(c) * gates[:, 2 * s:3 * s]
+        _at(out3, t, plan.time_major)[...] = h
 
 
 __all__ = [
     "GATES",
     "GATE_TENSORS",
+    "STACKED",
     "FcQuant",
+    "LstmPlan",
     "LstmQuant",
-    "LstmWeights",
     "MulQuant",
     "fc_quant",
     "float_sigmoid",
@@ -327,5 +410,6 @@ __all__ = [
     "int16_tanh",
     "lstm_float",
     "lstm_integer",
+    "lstm_plan",
     "lstm_quant",
 ]

@@ -15,8 +15,11 @@ Lifecycle, as in TFLM's micro_context.h:
   temp tensors (``ctx.allocate_temp_tensor``, bookkeeping only: TFLM's AllocateTemp*Tensor),
   persistent buffers, scratch buffers in the head (``ctx.request_scratch``) and Python-side
   workspaces outside the arena (``ctx.request_workspace``; ``persistent=False`` for per-eval
-  scratch, which all ops share). It returns the op's data (a frozen
-  dataclass: multipliers, shifts, scratch and workspace handles), which eval receives.
+  scratch, which all ops share; ``initial=`` for constant data derived from the model, such as
+  weights converted for a GEMM). It returns the op's data (a frozen dataclass: multipliers,
+  shifts, scratch and workspace handles), which eval receives. Large arrays belong in
+  workspaces, not in the op data: ``Interpreter.workspace_bytes()`` counts workspaces only, so
+  op data keeps just per-channel constants (a few bytes per channel).
 * ``eval(ctx, op, data)`` runs at every invoke. It reads inputs and writes outputs through
   ``ctx.tensor_data(i)`` (numpy views into the arena), and allocates nothing in the arena.
 
@@ -32,6 +35,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from tinyarena.errors import KernelError
 from tinyarena.model.types import Operator, Tensor
 
 
@@ -65,11 +69,17 @@ class PrepareContext(InitContext, Protocol):
         ...
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
-                          persistent: bool = True) -> int:
+                          persistent: bool = True, initial: np.ndarray | None = None) -> int:
         """A Python-side buffer outside the emulated arena, made once, reused every invoke.
 
         ``persistent=True`` (the default): private to this op, zeroed once at allocation, and
         it keeps its contents from one eval to the next (a border filled once, a flag, state).
+        ``initial``: a persistent workspace whose contents prepare computes (constants such as
+        weights in a GEMM's dtype). The context keeps that very array, read-only, as the
+        workspace (no second copy), so eval reads it through ``ctx.workspace`` and the bytes
+        are counted with the other workspaces; shape and dtype must match. Prepare may run
+        more than once (the allocator sizes the arena in several passes): it must not keep
+        the array anywhere else.
         ``persistent=False``: scratch. Its contents are undefined at the start of every eval of
         this op (other ops' scratch shares the same memory), so eval must write every element
         before reading it. Scratch buffers of one op never overlap each other, and never
@@ -97,6 +107,23 @@ class EvalContext(Protocol):
     def invoke_subgraph(self, index: int) -> None:
         """Run another subgraph (IF, WHILE, CALL_ONCE)."""
         ...
+
+
+def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool,
+                            initial: Any) -> np.ndarray | None:
+    """Validate ``request_workspace``'s ``initial`` and return it read-only (no copy when it
+    is already a C-contiguous array of the dtype; contexts share this check)."""
+    if initial is None:
+        return None
+    if not persistent:
+        raise KernelError("request_workspace: initial contents need persistent=True (scratch "
+                          "is undefined at every eval)")
+    array = np.ascontiguousarray(initial)
+    if array.dtype != np.dtype(dtype) or array.shape != tuple(int(d) for d in shape):
+        raise KernelError(f"request_workspace: initial is {array.dtype}{array.shape} but the "
+                          f"request is {np.dtype(dtype)}{tuple(shape)}; pass matching ones")
+    array.flags.writeable = False
+    return array
 
 
 InitFn = Callable[[InitContext, Operator], None]

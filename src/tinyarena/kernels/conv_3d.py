@@ -26,7 +26,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_common import compute_out_size, gemm, padding_with_offset
-from tinyarena.kernels._conv_kernels import EXACT_FLOAT_WORK
+from tinyarena.kernels._conv_kernels import EXACT_FLOAT_WORK, constant_workspace
 from tinyarena.kernels._quant import calculate_activation_range_float, clip_inplace
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, Tensor, TensorType
@@ -93,7 +93,9 @@ class OpData:
     geom: Geometry3D
     float_min: float
     float_max: float
-    weights: np.ndarray | None  # (taps, C_in, C_out): float32 (exact path) or float64 (GEMM)
+    # persistent (taps, C_in, C_out) float64 GEMM weights; -1: the filter itself is read
+    # (the exact float32 path, whose weights are a view of it, or a runtime filter)
+    ws_weights: int
     bias: np.ndarray | None
     exact: bool
     ws_padded: int
@@ -164,7 +166,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     fmin, fmax = calculate_activation_range_float(op.options.fused_activation_function)
     exact = geom.work <= EXACT_FLOAT_WORK
     filt = None if filter_t.data is None else np.asarray(filter_t.data)
-    weights = None if filt is None else _weights(filt, np.float32 if exact else np.float64)
+    ws_weights = -1 if filt is None or exact else \
+        constant_workspace(ctx, _weights(filt, np.float64))
     bias = None if bias_t is None or bias_t.data is None else \
         np.asarray(bias_t.data, dtype=np.float32).reshape(-1)
     out_5d = (geom.batches, *geom.out_shape, geom.out_c)
@@ -181,7 +184,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                                         persistent=False)
         ws_acc = ctx.request_workspace((geom.outputs, geom.out_c), np.float64,
                                        persistent=False)
-    return OpData(geom, fmin, fmax, weights, bias, exact, ws_padded, ws_tmp, ws_cols, ws_acc)
+    return OpData(geom, fmin, fmax, ws_weights, bias, exact, ws_padded, ws_tmp, ws_cols, ws_acc)
 
 
 def _sum_in_reference_order(data: OpData, padded: np.ndarray, weights: np.ndarray,
@@ -218,8 +221,9 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     out = ctx.tensor_data(op.outputs[OUTPUT])
     padded = ctx.workspace(data.ws_padded)
     np.copyto(geom.interior(padded), ctx.tensor_data(op.inputs[INPUT]))
-    weights = data.weights
-    if weights is None:  # a runtime filter
+    if data.ws_weights >= 0:
+        weights = ctx.workspace(data.ws_weights)
+    else:  # exact path: a view of the float32 filter; a runtime filter: converted here
         weights = _weights(ctx.tensor_data(op.inputs[FILTER]),
                            np.float32 if data.exact else np.float64)
     if geom.outputs and geom.out_c:

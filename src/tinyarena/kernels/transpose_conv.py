@@ -28,6 +28,7 @@ from tinyarena.kernels._conv_kernels import (
     KIND_FLOAT,
     KIND_INT8,
     KIND_INT16_ACC64,
+    constant_workspace,
     filter_scales,
     tensor_scale_zp,
 )
@@ -73,7 +74,7 @@ class OpData:
     float_max: float
     input_offset: int
     rq: ChannelRequant | None
-    wall: np.ndarray | None  # (C_in, fh * fw * C_out) float64, or None when not constant
+    ws_wall: int  # persistent (C_in, fh * fw * C_out) float64 weights; -1: not constant
     bias: np.ndarray | None
     taps: tuple[tuple[int, int, TapRange, TapRange], ...]  # (ky, kx, rows, cols)
     exact_float: bool
@@ -191,11 +192,13 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
             cols = _tap_range(kx, padding.width, stride_w, w, ow)
             if rows is not None and cols is not None:
                 taps.append((ky, kx, rows, cols))
-    wall = None if filter_t.data is None else _wall(np.asarray(filter_t.data))
+    exact_float = kind == KIND_FLOAT and n * h * w * cin * fh * fw * cout <= EXACT_FLOAT_WORK
+    # the GEMM's weights, converted once (the exact float path reads the filter itself)
+    ws_wall = -1 if filter_t.data is None or exact_float else \
+        constant_workspace(ctx, _wall(np.asarray(filter_t.data)))
     bias = None
     if bias_t is not None and bias_t.data is not None:
         bias = np.asarray(bias_t.data, np.float32 if kind == KIND_FLOAT else np.int64)
-    exact_float = kind == KIND_FLOAT and n * h * w * cin * fh * fw * cout <= EXACT_FLOAT_WORK
     # All scratch: eval writes (or zero-fills) every workspace before reading it.
     def scratch(shape: tuple[int, ...], dtype: Any) -> int:
         return int(ctx.request_workspace(shape, dtype, persistent=False))
@@ -210,7 +213,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if kind != KIND_FLOAT:
         ws_acci = scratch((n, oh, ow, cout), np.int64)
         ws_tmp = scratch((n, oh, ow, cout), np.int64)
-    return OpData(kind, padding, stride_h, stride_w, fmin, fmax, input_offset, rq, wall, bias,
+    return OpData(kind, padding, stride_h, stride_w, fmin, fmax, input_offset, rq, ws_wall, bias,
                   tuple(taps), exact_float, ws_x, ws_prod, ws_acc, ws_acci, ws_tmp)
 
 
@@ -255,7 +258,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         if data.input_offset:
             xs += float(data.input_offset)
         prod = ctx.workspace(data.ws_prod)
-        wall = data.wall if data.wall is not None else _wall(np.asarray(filt))
+        wall = ctx.workspace(data.ws_wall) if data.ws_wall >= 0 else _wall(np.asarray(filt))
         gemm(xs, wall, prod.reshape(xs.shape[0], -1))
         acc = ctx.workspace(data.ws_acc)
         acc.fill(0.0)

@@ -17,10 +17,11 @@ from tinyarena.kernels._elementwise import tensor_quant
 from tinyarena.kernels._lstm_math import (
     GATE_TENSORS,
     GATES,
+    LstmPlan,
     LstmQuant,
-    LstmWeights,
     lstm_float,
     lstm_integer,
+    lstm_plan,
     lstm_quant,
 )
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
@@ -41,14 +42,15 @@ def init(ctx: InitContext, op: Operator) -> None:
 
 @dataclass(frozen=True)
 class OpData:
-    """OpDataLSTM: layout, cell gate activation and clip, integer parameters, weights ready
-    for eval (int64 with the weight offset added, or float32 as stored)."""
+    """OpDataLSTM: layout, cell gate activation and clip, integer parameters, and the plan:
+    the gates' weights stacked for eval (int64 with the weight offset added, or float32 as
+    stored) and the eval workspaces."""
 
     kind: str  # "float", "8x8_16" or "16x8_16"
     time_major: bool
     cell_activation: str
     cell_clip: float
-    weights: LstmWeights
+    plan: LstmPlan
     quant: LstmQuant | None
 
 
@@ -156,10 +158,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     element = TFLM_TYPE_SIZES[cell.type]
     for _ in range(4):
         ctx.request_scratch(batch * state * element)
-    lw = LstmWeights({g: weights[g][0] for g in GATES}, {g: weights[g][1] for g in GATES},
-                     {g: weights[g][2] for g in GATES})
+    plan = lstm_plan(ctx, kind, time_major, tuple(source.shape), state, weights, quant)
     return OpData(kind, time_major, options.fused_activation_function,
-                  float(options.cell_clip), lw, quant)
+                  float(options.cell_clip), plan, quant)
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
@@ -169,12 +170,12 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     cell = ctx.tensor_data(op.inputs[CELL_STATE])
     out = ctx.tensor_data(op.outputs[OUTPUT])
     if data.kind == "float":
-        lstm_float(x, hidden, cell, out, data.weights, data.time_major, data.cell_activation,
-                   data.cell_clip)
+        lstm_float(x, hidden, cell, out, data.plan, data.cell_activation, data.cell_clip,
+                   ctx.workspace)
     else:
         assert data.quant is not None
-        lstm_integer(x, hidden, cell, out, data.weights, data.quant, data.time_major,
-                     data.cell_activation, data.cell_clip, wide_bias=data.kind == "16x8_16")
+        lstm_integer(x, hidden, cell, out, data.plan, data.quant, data.cell_activation,
+                     data.cell_clip, ctx.workspace)
 
 
 REGISTRATION = Registration("UNIDIRECTIONAL_SEQUENCE_LSTM", init=init, prepare=prepare,
