@@ -117,6 +117,8 @@ def _feed(ip, inputs: Sequence[np.ndarray] | None) -> None:
             data = np.zeros(details["shape"], dtype=details["dtype"])
         ip.set_input(data, i)
         i += 1
+    if inputs is not None and len(inputs) > i:  # a test bug must not be dropped silently
+        raise ValueError(f"{len(inputs)} inputs given to a model with {i}")
 
 
 def _outputs(ip) -> list[np.ndarray]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any, Callable, Sequence
 
@@ -92,6 +93,17 @@ def _cmd_demo(sub: Any) -> None:
     add_demo_parser(sub)
 
 
+def _time_budget(text: str) -> float:
+    """argparse type of --time-budget: a finite number of seconds, zero or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
+    return value
+
+
 def _run_optimize(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -126,7 +138,7 @@ def _cmd_optimize(sub: Any) -> None:
                    help="the kernels the firmware runs: reference (TFLM's reference kernels, "
                         "as in the pip wheel; default) or another name (e.g. cmsis-nn), for "
                         "which --overlap safe is refused")
-    p.add_argument("--time-budget", type=float, default=1.0, metavar="SECONDS",
+    p.add_argument("--time-budget", type=_time_budget, default=1.0, metavar="SECONDS",
                    help="time for the placement search (default 1)")
     p.add_argument("--target", choices=("host-x64", "arm32", "arm32-short-enums"),
                    default="host-x64", help="struct layout of the TFLM build (default host-x64)")
@@ -155,6 +167,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.handler(args)
     except TinyArenaError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # a file the command writes (-o, --output, --save) cannot be written
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"error: {where}{exc.strerror or exc}; check the path", file=sys.stderr)
         return 1
     return status
 

@@ -66,6 +66,9 @@ def run_command(args: argparse.Namespace) -> int:
     report = ip.allocation_report()
     median_ms = statistics.median(times) * 1e3
     if args.output:
+        # np.savez appends ".npz" to a name without it; name the file actually written.
+        if not str(args.output).endswith(".npz"):
+            args.output = f"{args.output}.npz"
         used: set[str] = set()
         np.savez(args.output, **{_output_name(d["name"], i, used): v
                                  for i, (d, v) in enumerate(zip(out_details, outputs))})
@@ -101,6 +104,17 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    """argparse type of --repeat: a whole number of invokes, at least one."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser(
         "run", help="run a model in tinyarena's interpreter",
@@ -124,7 +138,7 @@ def add_run_parser(sub: Any) -> None:
                    help="names of output 0's classes, printed with their scores (person_detect: "
                         "--labels no_person,person)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input")
-    p.add_argument("--repeat", type=int, default=1, metavar="N",
+    p.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
                    help="invoke N times and report the median time")
     p.set_defaults(handler=run_command)
 

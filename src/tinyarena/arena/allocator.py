@@ -19,8 +19,9 @@ runs them through an emulating context.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 from tinyarena._util import align_up
 from tinyarena.arena import recording as rec
@@ -36,7 +37,13 @@ from tinyarena.arena.lifetimes import (
     tensor_nbytes,
 )
 from tinyarena.arena.targets import TargetProfile, get_target
-from tinyarena.errors import ArenaTooSmallError, KernelError, PlanError, UnsupportedOpError
+from tinyarena.errors import (
+    ArenaTooSmallError,
+    KernelError,
+    PlanError,
+    TinyArenaError,
+    UnsupportedOpError,
+)
 from tinyarena.kernels.base import Registration, check_workspace_initial
 from tinyarena.model.types import Model, Operator, Tensor
 from tinyarena.planning import lower_bound, plan_greedy, plan_linear
@@ -331,13 +338,31 @@ def _parse_builtin_data(run: _Run, regs: dict[tuple[int, int], Registration]) ->
                            reg.builtin_data)
 
 
+@contextmanager
+def _foreign_errors_named(op: Operator, subgraph: int, phase: str) -> Iterator[None]:
+    """A kernel's init/prepare that trips over malformed tensors (too few inputs, missing
+    quantization, ...) fails as KernelError naming the op, as TFLM's TF_LITE_ENSUREs would."""
+    try:
+        yield
+    except TinyArenaError:
+        raise
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError,
+            RecursionError) as exc:
+        raise KernelError(
+            f"{op.name} (operator {op.index} of subgraph {subgraph}) rejected its tensors during "
+            f"{phase}: {type(exc).__name__}: {exc}; check the operator's input and output count, "
+            f"types, shapes, options and quantization against what TFLM's kernel expects"
+        ) from exc
+
+
 def _init_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> None:
     """MicroInterpreterGraph::InitSubgraphs: every init, all subgraphs."""
     for sg in run.model.subgraphs:
         for op in sg.operators:
             reg = regs[(sg.index, op.index)]
             if reg.init is not None:
-                reg.init(_KernelContext(run, sg.index, op, "init"), op)
+                with _foreign_errors_named(op, sg.index, "init"):
+                    reg.init(_KernelContext(run, sg.index, op, "init"), op)
 
 
 def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> None:
@@ -347,7 +372,8 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
             reg = regs[(sg.index, op.index)]
             ctx = _KernelContext(run, sg.index, op, "prepare")
             if reg.prepare is not None:
-                run.op_data[(sg.index, op.index)] = reg.prepare(ctx, op)
+                with _foreign_errors_named(op, sg.index, "prepare"):
+                    run.op_data[(sg.index, op.index)] = reg.prepare(ctx, op)
             ctx.finish()
             _resize_request_array(run)
 

@@ -174,6 +174,7 @@ class _LifetimeMarker:
         self.base = base
         self.scratch_base = scratch_base
         self.count = 0
+        self.calling: list[int] = []  # subgraphs being marked, outermost first
         self.requests_by_node: dict[tuple[int, int], list[int]] = {}
         for i, req in enumerate(requests):
             self.requests_by_node.setdefault((req.subgraph, req.op_index), []).append(i)
@@ -200,7 +201,15 @@ class _LifetimeMarker:
             start = self.count
             for callee in called_subgraphs(op.name, op.options):
                 self.count += 1
+                if callee == s or callee in self.calling:
+                    # TFLM would recurse until its stack overflows: refuse the model instead.
+                    raise ModelError(
+                        f"{op.name} (operator {i} of subgraph {s}) calls subgraph {callee}, "
+                        f"which is already running (call chain {self.calling + [s]}); "
+                        f"control-flow subgraphs must not call themselves, directly or not")
+                self.calling.append(s)
                 self.mark(callee)
+                self.calling.pop()
             for t in op.inputs:
                 if t >= 0:
                     rows[base + t][1] = self.count

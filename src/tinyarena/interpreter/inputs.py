@@ -9,6 +9,7 @@ bytes into ``input->data.int8``).
 from __future__ import annotations
 
 import struct
+import zipfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -90,7 +91,7 @@ def load_inputs(path: str | Path, details: Sequence[dict[str, Any]]) -> list[np.
                 return _from_npz(dict(npz), details, path)
     except OSError as exc:
         raise InterpreterError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
+    except (ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise InterpreterError(f"cannot read {path}: {exc}") from None
     raise InterpreterError(f"{path}: input files must be .npy, .npz or .bmp")
 
@@ -105,9 +106,14 @@ def _single(details: Sequence[dict[str, Any]], path: Path) -> None:
 def _from_npz(arrays: dict[str, np.ndarray], details: Sequence[dict[str, Any]],
               path: Path) -> list[np.ndarray]:
     names = [d["name"] for d in details]
+    ordered = [f"arr_{i}" for i in range(len(details))]
+    unused = sorted(set(arrays) - set(names) - set(ordered))
+    if unused:  # a misspelt name must not leave an input silently fed from elsewhere
+        raise InterpreterError(
+            f"{path.name} has arrays {unused} that match no model input; name them after the "
+            f"model inputs {names} (or arr_0, arr_1, ... in input order)")
     if all(n in arrays for n in names):
         return [_as_input(arrays[n], d) for n, d in zip(names, details)]
-    ordered = [f"arr_{i}" for i in range(len(details))]
     if all(k in arrays for k in ordered):
         return [_as_input(arrays[k], d) for k, d in zip(ordered, details)]
     raise InterpreterError(

@@ -143,7 +143,12 @@ def _aligned(array: np.ndarray) -> np.ndarray:
 
 def _own_arena(size: int) -> np.ndarray:
     """A zeroed arena of ``size`` bytes whose start is 16-aligned (like ``new uint8_t[]``)."""
-    raw = np.zeros(size + ARENA_ALIGNMENT, dtype=np.uint8)
+    try:
+        raw = np.zeros(size + ARENA_ALIGNMENT, dtype=np.uint8)
+    except (MemoryError, ValueError) as exc:
+        raise InterpreterError(
+            f"cannot make an arena of {size} bytes ({type(exc).__name__}: {exc}); pass a "
+            f"smaller arena_size, or none for the smallest arena TFLM accepts") from None
     pad = -_address(raw) % ARENA_ALIGNMENT
     return raw[pad:pad + size]
 
@@ -205,7 +210,8 @@ class Interpreter:
                  resolver: OpResolver | None = None, target: str = "host-x64") -> None:
         if arena is not None and arena_size is not None:
             raise InterpreterError("give either arena (a buffer) or arena_size, not both")
-        if arena_size is not None and (not isinstance(arena_size, int) or arena_size <= 0):
+        if arena_size is not None and (not isinstance(arena_size, int)
+                                       or isinstance(arena_size, bool) or arena_size <= 0):
             raise InterpreterError(f"arena_size must be a positive int, got {arena_size!r}")
         if resolver is not None and not isinstance(resolver, OpResolver):
             raise InterpreterError(

@@ -76,8 +76,9 @@ class OpResolver:
         found = self.find(op.name)
         if found is None:
             kind = "custom op" if op.is_custom else "op"
-            hint = (f"resolver.add({op.name!r}, Registration(...))" if op.is_custom
-                    else f"resolver.add({op.name!r})")
+            hint = (f"resolver.add({op.name!r})" if op.name in MODULES
+                    else f"resolver.add({op.name!r}, Registration(...)) (tinyarena has no "
+                         f"kernel of its own for it)")
             raise UnsupportedOpError(
                 f"{kind} {op.name} (operator {op.index} of subgraph {subgraph_index}) is not "
                 f"registered in the OpResolver; add it with {hint}",
@@ -98,9 +99,12 @@ class OpResolver:
         """Lookup by name, as ``arena.allocator.allocate_model`` asks its resolver."""
         found = self.find(name)
         if found is None:
+            hint = (f"resolver.add({name!r})" if name in MODULES
+                    else f"resolver.add({name!r}, Registration(...)) (tinyarena has no kernel "
+                         f"of its own for it)")
             raise UnsupportedOpError(
-                f"op {name} is not registered in the OpResolver; add it with "
-                f"resolver.add({name!r})", op_name=name)
+                f"op {name} is not registered in the OpResolver; add it with {hint}",
+                op_name=name)
         return found
 
     def __contains__(self, name: object) -> bool:

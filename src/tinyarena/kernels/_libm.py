@@ -13,9 +13,16 @@ expm1f: argument reduction by k*ln2 (split into hi and lo parts), a degree-5 rat
 correction polynomial in x*x/2, then reconstruction by exponent arithmetic on the bits.
 tanhf: |x| >= 1 -> 1 - 2/(expm1f(2|x|) + 2); smaller -> -t/(t + 2) with t = expm1f(-2|x|);
 |x| >= 22 -> +-1; |x| < 2**-55 -> x*(1+x).
+
+expf (glibc >= 2.27, sysdeps/ieee754/flt-32/e_expf.c): see :func:`expf`.
 """
 
 from __future__ import annotations
+
+import math
+import os
+import platform
+from functools import lru_cache
 
 import numpy as np
 
@@ -176,4 +183,205 @@ def tanhf_reference(x: np.ndarray) -> np.ndarray:
     return z.astype(F)
 
 
-__all__ = ["expm1f", "tanhf", "tanhf_reference"]
+# ----------------------------------------------------------------------------------------------
+# expf
+# ----------------------------------------------------------------------------------------------
+#
+# glibc's expf (2.27 and later; the same code as ARM's optimized-routines math/expf.c):
+# x * 32/ln2 = k + r with k the nearest integer (through the 1.5 * 2**52 shift trick) and
+# |r| <= 1/2, then exp(x) = 2**(k/32) * 2**(r/32) where 2**(k/32) is a table entry with k // 32
+# added to its exponent field and 2**(r/32) ~ 1 + C2 r + C1 r**2 + C0 r**3, all in double, with
+# one final rounding to float32. The double steps are accurate enough that the result is
+# correctly rounded except for ~1 input in 4000, and in those the exact double arithmetic
+# decides, including whether the compiler fused a multiply and an add: x86-64 glibc selects
+# at load time a build with FMA instructions when the CPU has FMA and AVX2 (e_expf-fma.c, where
+# GCC contracts every multiply-add of the C code into one fma), and a plain SSE2 build
+# otherwise. Both are ported; numpy has no fma, so it is emulated exactly below.
+
+_EXP2F_TABLE_BITS = 5
+_N = 1 << _EXP2F_TABLE_BITS
+_INVLN2_N = float.fromhex("0x1.71547652b82fep+0") * _N
+_SHIFT = float.fromhex("0x1.8p+52")
+# The exp2f polynomial's coefficients, scaled for r in units of 1/32: C0 r^3 + C1 r^2 + C2 r.
+_C0 = float.fromhex("0x1.c6af84b912394p-5") / _N ** 3
+_C1 = float.fromhex("0x1.ebfce50fac4f3p-3") / _N ** 2
+_C2 = float.fromhex("0x1.62e42ff0c52d6p-1") / _N
+# expf's special-case thresholds (float32 values).
+_TOP12_88 = 0x42B  # the top 12 bits of 88.0f: |x| >= 88, or NaN/inf, leaves the fast path
+_OFLOW = F(float.fromhex("0x1.62e42ep6"))  # above: log(2**128) < x, result +inf
+_UFLOW = F(float.fromhex("-0x1.9fe368p6"))  # below: result rounds to 0 (log(2**-150))
+_MAY_UFLOW = F(float.fromhex("-0x1.9d1d9ep6"))  # below (log(2**-149)): glibc returns the
+# constant 0x1.4p-75f * 0x1.4p-75f, which is the smallest subnormal
+
+
+def _exp2_table() -> np.ndarray:
+    """The 32 entries of glibc's ``__exp2f_data.tab``: the bits of 2**(i/32) rounded to the
+    nearest double, minus ``i << 47`` so that adding ``k << 47`` for k = 32 q + i leaves
+    2**(i/32) with q added to its exponent.
+
+    2**(i/32) is computed here with integers: five nested integer square roots give
+    floor(2**((52 + 8 + 1) + i/32) * ...) exactly, and rounding that to 53 bits is never a tie
+    (2**(i/32) is irrational for i != 0).
+    """
+    guard = 8
+    out = []
+    for i in range(_N):
+        v = 1 << ((52 + guard) * _N + i)
+        for _ in range(_EXP2F_TABLE_BITS):
+            v = math.isqrt(v)  # floor of the 32nd root, exactly
+        mant = (v + (1 << (guard - 1))) >> guard  # round to nearest (never a tie)
+        bits = (0x3FF << 52) + mant - (1 << 52)
+        out.append(bits - (i << (52 - _EXP2F_TABLE_BITS)))
+    tab = np.array(out, dtype=np.int64)
+    tab.setflags(write=False)
+    return tab
+
+
+_EXP2F_TAB = _exp2_table()
+
+
+def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Veltkamp's split of doubles into two halves of at most 26 significant bits each."""
+    c = a * 134217729.0  # 2**27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's exact product: p + e == a * b exactly, p = fl(a * b) (no overflow here)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Knuth's exact sum: s + e == a + b exactly, s = fl(a + b)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+def _add_round_odd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b rounded to odd: exact sums are kept, inexact ones go to whichever neighbour has
+    an odd last significand bit (the rounding that makes a later round-to-nearest of a sum
+    free of double rounding)."""
+    s, e = _two_sum(a, b)
+    even = (s.view(np.int64) & 1) == 0
+    step = np.nextafter(s, np.where(e > 0, np.inf, -np.inf))
+    return np.where((e != 0) & even, step, s)
+
+
+def _fma_prod(p: np.ndarray, pe: np.ndarray, c: np.ndarray | float) -> np.ndarray:
+    """fma(a, b, c) given the exact product a * b = p + pe: correctly rounded a * b + c.
+
+    Boldo and Melquiond's emulation (IEEE Trans. Computers 57(4), 2008): th + tl = c + p
+    exactly, v = tl + pe rounded to odd, result = fl(th + v).
+    """
+    th, tl = _two_sum(np.asarray(c, np.float64), p)
+    return th + _add_round_odd(tl, pe)
+
+
+def _fma(a: np.ndarray | float, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """Correctly rounded a * b + c on doubles (C's fma), for operands whose product neither
+    overflows nor underflows."""
+    p, pe = _two_prod(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    return _fma_prod(p, pe, c)
+
+
+@lru_cache(maxsize=1)
+def host_expf_uses_fma() -> bool:
+    """Whether the host's glibc expf is its FMA build: on x86-64 glibc picks it when the CPU
+    has both FMA and AVX2 (sysdeps/x86_64/fpu/multiarch/ifunc-fma.h); other 64-bit targets
+    (aarch64) contract multiply-adds into fma unconditionally."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return True
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return "fma" in flags and "avx2" in flags
+    except OSError:
+        pass
+    return os.name != "nt"  # unknown: modern x86-64 CPUs all have FMA and AVX2
+
+
+def expf(x: np.ndarray, fused: bool | None = None) -> np.ndarray:
+    """glibc's ``expf`` on float32 arrays, bit for bit (std::exp(float) in TFLM's float
+    kernels on a Linux host, i.e. what the wheel computes).
+
+    ``fused`` selects the FMA build (True) or the SSE2 build (False) of glibc's x86-64 libm;
+    None follows the host (:func:`host_expf_uses_fma`). Checked against the host's libm on
+    every float32 of the ranges listed in tests/kernels/test_libm_expf.py.
+    """
+    x = np.asarray(x, F)
+    if fused is None:
+        fused = host_expf_uses_fma()
+    with np.errstate(all="ignore"):
+        y = _expf_core(x, fused).astype(F)
+        abstop = (x.view(np.uint32) >> 20) & 0x7FF
+        special = abstop >= _TOP12_88
+        if np.any(special):
+            y = np.where(x < _MAY_UFLOW, F(float.fromhex("0x1p-149")), y)
+            y = np.where(x < _UFLOW, F(0), y)
+            y = np.where(x > _OFLOW, F(np.inf), y)
+            y = np.where(abstop >= 0x7F8, x + x, y)  # NaN stays NaN, +inf -> +inf
+            y = np.where(x == F(-np.inf), F(0), y)
+    return y
+
+
+_INVLN2_N_HI, _INVLN2_N_LO = (float(v[0]) for v in _split(np.array([_INVLN2_N])))
+_NEAR_HALF_ULPS = 64  # see _expf_core
+
+
+def _expf_core(x: np.ndarray, fused: bool) -> np.ndarray:
+    """glibc expf's fast path (|x| < 88 and finite; other inputs give garbage the caller
+    replaces), in double, before the final rounding to float32."""
+    shape = x.shape
+    xd = x.reshape(-1).astype(np.float64)
+    xd = np.where(np.isfinite(xd), np.clip(xd, -200.0, 200.0), 0.0)
+    z = _INVLN2_N * xd
+    if fused:
+        # kd = fma(InvLn2N, xd, SHIFT) - SHIFT and r = fma(InvLn2N, xd, -kd): x * 32/ln2 is
+        # formed exactly, as z + ze (Dekker's product; xd has only 24 significant bits, so
+        # splitting the constant suffices), and rounded to the integer k and to r directly.
+        # Rounding z instead of z + ze to an integer differs only when z is a half-integer
+        # (rounding is monotonic and half-integers are doubles): then ze's sign decides.
+        # z - kd is exact (|z - kd| <= 1/2 + ulp(z), a multiple of ulp(z)), so r is one add.
+        ze = (xd * _INVLN2_N_HI - z) + xd * _INVLN2_N_LO
+        kd_shifted = z + _SHIFT
+        kd = kd_shifted - _SHIFT
+        d = z - kd
+        adj = ((d == 0.5) & (ze > 0)).astype(np.int64) - ((d == -0.5) & (ze < 0))
+        ki = kd_shifted.view(np.int64) + adj  # k in the low bits (ulp 1 there)
+        kd = kd + adj
+        r = (z - kd) + ze
+    else:
+        kd_shifted = z + _SHIFT
+        ki = kd_shifted.view(np.int64)  # low bits: k (two's complement, as the C uint64_t)
+        kd = kd_shifted - _SHIFT
+        r = z - kd
+    t = _EXP2F_TAB[ki & (_N - 1)] + (ki << (52 - _EXP2F_TABLE_BITS))
+    s = t.view(np.float64)
+    r2 = r * r
+    # The polynomial without fusing; the fused one differs from it by a few ulps of y at most.
+    y = (_C0 * r + _C1) * r2 + (_C2 * r + 1.0)
+    q = y * s
+    if fused:
+        # Only where q lies within _NEAR_HALF_ULPS double ulps of a float32 rounding midpoint
+        # (about 1 element in 30000), or in float32's subnormal range (x < -87.3), can that
+        # difference change the float32 result; recompute those with exact fmas.
+        low = q.view(np.int64) & ((1 << 29) - 1)
+        near = (np.abs(low - (1 << 28)) <= _NEAR_HALF_ULPS) | (q < 2.0 ** -125)
+        idx = np.flatnonzero(near)
+        if idx.size:
+            rn = r[idx]
+            yn = _fma(_fma(_C0, rn, _C1), r2[idx], _fma(_C2, rn, 1.0))
+            q[idx] = yn * s[idx]
+    return q.reshape(shape)
+
+
+__all__ = ["expf", "expm1f", "host_expf_uses_fma", "tanhf", "tanhf_reference"]

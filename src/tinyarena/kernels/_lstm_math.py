@@ -27,7 +27,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._fixedpoint import wrap_int32_inplace
-from tinyarena.kernels._libm import tanhf
+from tinyarena.kernels._libm import expf, tanhf
 from tinyarena.kernels._lut import SIGMOID_TABLE_UINT16
 from tinyarena.kernels._quant import (
     ChannelRequant,
@@ -336,11 +336,13 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
 
 
 def float_sigmoid(v: np.ndarray) -> np.ndarray:
-    """reference_ops::Logistic<float>: 1 above 16.619..., exp(x) below -9, else 1/(1+exp(-x))."""
-    e_neg = np.exp(-v.astype(np.float64)).astype(F32)
-    e_pos = np.exp(v.astype(np.float64)).astype(F32)
-    mid = F32(1) / (F32(1) + e_neg)
-    res = np.where(v > F32(16.619047164916992188), F32(1), np.where(v < F32(-9), e_pos, mid))
+    """reference_ops::Logistic<float>: 1 above 16.619..., exp(x) below -9, else 1/(1+exp(-x)),
+    with std::exp(float) as glibc's expf (ported bit-exactly in ``_libm``), evaluated once per
+    element on whichever argument its branch needs."""
+    low = v < F32(-9)
+    e = expf(np.where(low, v, -v))
+    mid = F32(1) / (F32(1) + e)
+    res = np.where(v > F32(16.619047164916992188), F32(1), np.where(low, e, mid))
     return res.astype(F32)
 
 

@@ -7,8 +7,7 @@ Two kinds of table matter:
   arithmetic and read by ``LUTLookup`` with 7-bit linear interpolation. The table values
   depend on every float32 rounding on the way, so the construction below keeps each
   operation in float32, rounds halves away from zero like ``std::round``, and evaluates
-  ``exp`` with the C library's ``expf`` when it can be loaded (the wheel calls the same
-  function), else with a double-precision exp rounded to float32.
+  ``exp`` as glibc's ``expf`` (the function the wheel calls), ported bit-exactly in ``_libm``.
 * TFLM's fixed 256-entry ``sigmoid_table_uint16`` (sigmoid(i/24) in 0.16 format), used by the
   int16 LOGISTIC and TANH kernels. Its values are data, not derivable by one rounding rule
   (about 40 entries sit one above round(65536 * sigmoid(i/24))), so they are listed here.
@@ -16,12 +15,12 @@ Two kinds of table matter:
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 from functools import lru_cache
 from typing import Callable
 
 import numpy as np
+
+from tinyarena.kernels._libm import expf
 
 LUT_INT16_SIZE = 513  # TFLM LUTSize<int16_t>(): 512 segments plus the end point
 
@@ -66,34 +65,6 @@ def round_half_away_f32(x: np.ndarray) -> np.ndarray:
     fl = np.floor(a)
     r = fl + (a - fl >= F32(0.5)).astype(F32)
     return np.copysign(r, x).astype(F32)
-
-
-@lru_cache(maxsize=1)
-def _libm_expf() -> Callable[[float], float] | None:
-    name = ctypes.util.find_library("m")
-    if name is None:
-        return None
-    try:
-        fn = ctypes.CDLL(name).expf
-    except (OSError, AttributeError):
-        return None
-    fn.restype = ctypes.c_float
-    fn.argtypes = [ctypes.c_float]
-    return fn  # type: ignore[no-any-return]
-
-
-def expf(x: np.ndarray) -> np.ndarray:
-    """C ``expf`` on float32 values (prepare-time only: it loops in Python through libm).
-
-    Falls back to exp in double precision rounded to float32, which differs from glibc's
-    expf only for results within ~1e-3 ulp of a rounding boundary.
-    """
-    x = np.asarray(x, dtype=F32)
-    fn = _libm_expf()
-    if fn is None:
-        return np.exp(x.astype(np.float64)).astype(F32)
-    flat = [fn(float(v)) for v in x.reshape(-1)]
-    return np.array(flat, dtype=F32).reshape(x.shape)
 
 
 def exp_transform(x: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from tinyarena.kernels._fixedpoint import (
     exp_on_negative_values,
     get_reciprocal,
 )
+from tinyarena.kernels._libm import expf
 from tinyarena.kernels._lut import lut_lookup_int16, softmax_int16_luts
 from tinyarena.kernels._quant import (
     calculate_input_radius,
@@ -119,10 +120,11 @@ def softmax(x: np.ndarray, data: SoftmaxOpData, out: np.ndarray) -> None:
 
 
 def _softmax_float(rows: np.ndarray, beta: float) -> np.ndarray:
-    """reference_ops::Softmax<float>: exp in float, sequential float32 sum, then divide."""
+    """reference_ops::Softmax<float>: std::exp(float) (glibc's expf, ported bit-exactly in
+    ``_libm``), sequential float32 sum, then divide."""
     f32 = np.float32
     diff = (rows - rows.max(axis=1, keepdims=True)) * f32(beta)
-    exp = np.exp(diff.astype(np.float64)).astype(f32)
+    exp = expf(diff)
     total = np.cumsum(exp, axis=1, dtype=f32)[:, -1:]  # left-to-right, as the C loop
     return exp / total
 

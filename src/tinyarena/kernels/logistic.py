@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._libm import expf
 from tinyarena.kernels._sigmoid_tanh import (
     SigmoidTanhOpData,
     logistic_int8,
@@ -50,13 +51,15 @@ def prepare(ctx: PrepareContext, op: Operator) -> SigmoidTanhOpData:
 
 
 def logistic_float(x: np.ndarray) -> np.ndarray:
-    """reference_ops::Logistic<float>: 1/(1+exp(-x)) in float32, with TFLM's cut-offs."""
+    """reference_ops::Logistic<float>: 1/(1+exp(-x)) in float32, with TFLM's cut-offs, and
+    std::exp(float) as glibc's expf (ported bit-exactly in ``_libm``), evaluated once per
+    element on the argument its branch needs."""
     f32 = np.float32
     x = np.asarray(x, dtype=f32)
-    e_neg = np.exp(-x.astype(np.float64)).astype(f32)
-    mid = f32(1.0) / (f32(1.0) + e_neg)
-    low = np.exp(x.astype(np.float64)).astype(f32)
-    return np.where(x > _CUTOFF_UPPER, f32(1.0), np.where(x < _CUTOFF_LOWER, low, mid))
+    below = x < _CUTOFF_LOWER
+    e = expf(np.where(below, x, -x))
+    mid = f32(1.0) / (f32(1.0) + e)
+    return np.where(x > _CUTOFF_UPPER, f32(1.0), np.where(below, e, mid))
 
 
 def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:

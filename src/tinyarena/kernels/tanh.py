@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinyarena.kernels._libm import tanhf
 from tinyarena.kernels._sigmoid_tanh import (
     SigmoidTanhOpData,
     sigmoid_tanh_op_data,
@@ -54,8 +55,9 @@ def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
 
 
 def _tanh_float(x: np.ndarray) -> np.ndarray:
-    """reference_ops::Tanh<float>: std::tanh, here in double rounded to float32."""
-    return np.tanh(x.astype(np.float64)).astype(np.float32)
+    """reference_ops::Tanh<float>: std::tanh(float), i.e. glibc's tanhf on the wheel's host,
+    ported bit-exactly in ``_libm``."""
+    return tanhf(x)
 
 
 REGISTRATION = Registration("TANH", init=init, prepare=prepare, eval=eval_)

@@ -22,6 +22,7 @@ Pipeline (each step checked by the arena emulation, which reproduces TFLM's plan
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -263,6 +264,9 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
     """
     start = time.perf_counter()
     check_mode(overlap, kernel_set)
+    if not math.isfinite(time_budget_s) or time_budget_s < 0:
+        raise PlanError(f"time budget must be a finite number of seconds >= 0, got "
+                        f"{time_budget_s!r}")
     data = _load(source)
     model = read_model(data)
     before_layout = allocate_model(model, target=target)

@@ -8,7 +8,6 @@ flips) must raise ModelError or succeed, never anything else.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -155,15 +154,11 @@ def test_source_kinds_agree(shared_models: Path) -> None:
                if t.data is not None)
 
 
-def test_mobilenet_reads_fast(shared_models: Path) -> None:
+def test_mobilenet_reads(shared_models: Path) -> None:
+    # Reading speed is a benchmark (benchmarks/), not a timed test.
     data = (shared_models / "mobilenet_v2_quantized_1x3x224x224.tflite").read_bytes()
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        model = read_model(data)
-        best = min(best, time.perf_counter() - start)
+    model = read_model(data)
     assert model.tensor_count > 150
-    assert best < 0.5
 
 
 # ---- hand-made models written with the wheel's generated object API --------------------------

