@@ -2,7 +2,7 @@
 
 Inputs: every float32 of the branch regions (around 0, the overflow threshold, the subnormal
 results and both underflow thresholds), ~1.5M random values over the whole finite range, and
-the specials; about 2.4M values in all. A one-off script checked every float32 in
+the specials; about 4.5M values in all. A one-off script checked every float32 in
 [-104, 89] (2.24e9 values) the same way; see the module docstring of _libm.
 """
 
@@ -64,9 +64,9 @@ def _samples() -> np.ndarray:
         _every_float(88.0, 89.0),  # the special-path entry (|x| >= 88) and overflow threshold
         _every_float(-88.0, -89.0),  # subnormal results start near -87.34
         _every_float(-103.0, -104.5),  # both underflow thresholds (-103.28, -103.97)
-        _every_float(0.0, 2.0 ** -20)[::16],  # tiny: k = 0, r ~ x * 32/ln2
-        -_every_float(0.0, 2.0 ** -20)[::16],
+        _every_float(2.0 ** -20, 2.0 ** -20 * 1.125),  # small: k = 0, r ~ x * 32/ln2
     ]
+    tiny_bits = rng.integers(0, 0x35800000, 100_000, dtype=np.int64).astype(np.uint32)
     finite_bits = rng.integers(0, 0x7F800000, 200_000, dtype=np.int64).astype(np.uint32)
     specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 3.4028235e38,
                          -3.4028235e38, 1e-45, -1e-45, 1.1754944e-38, 88.0, -88.0,
@@ -75,7 +75,8 @@ def _samples() -> np.ndarray:
     return np.concatenate(regions + [
         rng.uniform(-104.0, 89.0, 1_000_000).astype(F),
         rng.normal(0.0, 4.0, 300_000).astype(F),
-        finite_bits.view(F), -finite_bits.view(F), specials]).astype(F)
+        tiny_bits.view(F), -tiny_bits.view(F), finite_bits.view(F), -finite_bits.view(F),
+        specials]).astype(F)
 
 
 def _same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:

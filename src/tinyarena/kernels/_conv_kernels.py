@@ -22,6 +22,7 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_common import (
     CHUNK_BYTES,
+    GEMM_MACS_PER_CALL,
     ConvGeometry,
     Padding,
     compute_padding_height_width,
@@ -666,6 +667,11 @@ class FullyConnectedData:
     acc_bias: np.ndarray | None = None
     acc_bias_const: bool = True
     gemm_dtype: Any = np.float64  # float32 when exact (see float32_gemm_is_exact)
+    # Small layers (see fully_connected_small): SMALL_NONE, SMALL_INT or SMALL_FLOAT.
+    small: int = 0
+    ws_wt: int = -1  # SMALL_FLOAT: constant (output_depth, accum_depth) float32 weights
+    ws_prod: int = -1  # SMALL_FLOAT: scratch (batches, output_depth, accum_depth) float32
+    bias_f: np.ndarray | None = None  # SMALL_FLOAT: (output_depth,) float32 bias, -0.0 as +0.0
 
 
 def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
@@ -703,6 +709,41 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
     dtype = np.int8 if kind == KIND_INT8 else np.int16
     lo, hi = calculate_activation_range_quantized(activation, out_scale, out_zp, dtype)
     return ChannelRequant.make(m, s, out_zp, lo, hi), per_channel
+
+
+SMALL_NONE = 0
+SMALL_INT = 1
+SMALL_FLOAT = 2
+# Multiply-adds up to which a float FULLY_CONNECTED takes SMALL_FLOAT: its broadcast multiply
+# lets numpy buffer one operand, a few KiB at this size.
+SMALL_FLOAT_WORK = 2048
+
+
+def _fc_small(ctx: Any, kind: str, batches: int, accum_depth: int, output_depth: int,
+              exact_float: bool, filt: np.ndarray | None, wmat: np.ndarray | None,
+              bias_t: Tensor | None, bias: np.ndarray | None, acc_bias_const: bool
+              ) -> tuple[int, int, int, np.ndarray | None]:
+    """Which small-layer path applies, with the SMALL_FLOAT constants and workspaces:
+    (small, ws_wt, ws_prod, bias_f)."""
+    macs = batches * accum_depth * output_depth
+    if kind == KIND_INT8 and wmat is not None and acc_bias_const \
+            and macs <= GEMM_MACS_PER_CALL:
+        return SMALL_INT, -1, -1, None
+    if kind != KIND_FLOAT or not exact_float or filt is None or macs > SMALL_FLOAT_WORK \
+            or (bias_t is not None and bias is None):
+        return SMALL_NONE, -1, -1, None
+    wt = np.ascontiguousarray(np.asarray(filt, np.float32).reshape(-1, accum_depth)
+                              [:output_depth])
+    # total + bias in TFLM starts from total = 0.0f; np.add.accumulate starts from the first
+    # product instead, which differs only in a -0.0 total. total + b with b = +0.0 turns that
+    # into +0.0, and a -0.0 bias may become +0.0 (s + -0.0 == s + +0.0 for the C total s,
+    # which is never -0.0).
+    bias_f = np.zeros(output_depth, np.float32) if bias is None else \
+        np.asarray(bias, np.float32).reshape(-1)[:output_depth] + np.float32(0.0)
+    ws_wt = constant_workspace(ctx, wt)
+    ws_prod = int(ctx.request_workspace((batches, output_depth, accum_depth), np.float32,
+                                        persistent=False))
+    return SMALL_FLOAT, ws_wt, ws_prod, np.ascontiguousarray(bias_f)
 
 
 def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
@@ -771,10 +812,12 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     if kind != KIND_FLOAT and acc_bias_const:
         sums = np.zeros(output_depth) if wmat is None else wmat.sum(axis=0, dtype=np.float64)
         acc_bias = folded_bias(sums, input_offset, bias)
+    small = _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, wmat,
+                      bias_t, bias, acc_bias_const)
     return FullyConnectedData(kind, per_channel, batches, accum_depth, output_depth, fmin, fmax,
                               input_offset, filter_offset, rq, ws_wmat, bias, exact_float,
                               ws_x, ws_acc, ws_acci, ws_tmp, acc_bias, acc_bias_const,
-                              gemm_dtype)
+                              gemm_dtype, *small)
 
 
 def _fc_wmat(filt: np.ndarray, output_depth: int, accum_depth: int, filter_offset: int,
@@ -834,8 +877,42 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
     requantize_inplace(acci, data.rq, out2, ws(data.ws_tmp))
 
 
+def fully_connected_small(data: FullyConnectedData, x: np.ndarray, out: np.ndarray,
+                         ws: Any) -> None:
+    """fully_connected_eval_arrays for small layers with constant weights, in fewer calls.
+
+    SMALL_INT: one np.dot (exact, as the general path's GEMM) and the requantisation.
+    SMALL_FLOAT: reference_ops::FullyConnected's sequential float32 sums as one product array
+    accumulated along its rows (np.add.accumulate is sequential), then + bias and the clamp.
+    """
+    x2 = x.reshape(-1)[:data.batches * data.accum_depth].reshape(data.batches,
+                                                                 data.accum_depth)
+    out2 = out.reshape(data.batches, data.output_depth)
+    if data.small == SMALL_INT:
+        xs = ws(data.ws_x)
+        np.copyto(xs, x2, casting="unsafe")
+        acc = ws(data.ws_acc)
+        np.dot(xs, ws(data.ws_wmat), out=acc)
+        acci = ws(data.ws_acci)
+        np.copyto(acci, acc, casting="unsafe")
+        if data.acc_bias is not None:
+            np.add(acci, data.acc_bias, out=acci)
+        requantize_inplace(acci, data.rq, out2, ws(data.ws_tmp))  # type: ignore[arg-type]
+        return
+    prod = ws(data.ws_prod)
+    np.multiply(ws(data.ws_wt), x2[:, None, :], out=prod)
+    np.add.accumulate(prod, axis=2, out=prod)
+    np.add(prod[:, :, -1], data.bias_f, out=out2)
+    np.maximum(out2, np.float32(data.float_min), out=out2)
+    np.minimum(out2, np.float32(data.float_max), out=out2)
+
+
 def fully_connected_eval(ctx: Any, op: Operator, data: FullyConnectedData) -> None:
     """FullyConnectedEval."""
+    if data.small:
+        fully_connected_small(data, ctx.tensor_data(op.inputs[0]),
+                              ctx.tensor_data(op.outputs[0]), ctx.workspace)
+        return
     bias_arr = None
     if data.bias is None and len(op.inputs) > 2 and op.inputs[2] >= 0:
         bias_arr = ctx.tensor_data(op.inputs[2])

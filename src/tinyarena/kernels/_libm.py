@@ -219,8 +219,9 @@ def _exp2_table() -> np.ndarray:
     nearest double, minus ``i << 47`` so that adding ``k << 47`` for k = 32 q + i leaves
     2**(i/32) with q added to its exponent.
 
-    2**(i/32) is computed here with integers: five nested integer square roots give
-    floor(2**((52 + 8 + 1) + i/32) * ...) exactly, and rounding that to 53 bits is never a tie
+    2**(i/32) is computed here with integers: five nested integer square roots of
+    2**((52 + 8) * 32 + i) give floor(2**(52 + 8 + i/32)) exactly (nested floors of square
+    roots are the floor of the 32nd root), and rounding off the 8 guard bits is never a tie
     (2**(i/32) is irrational for i != 0).
     """
     guard = 8
@@ -314,8 +315,10 @@ def expf(x: np.ndarray, fused: bool | None = None) -> np.ndarray:
     kernels on a Linux host, i.e. what the wheel computes).
 
     ``fused`` selects the FMA build (True) or the SSE2 build (False) of glibc's x86-64 libm;
-    None follows the host (:func:`host_expf_uses_fma`). Checked against the host's libm on
-    every float32 of the ranges listed in tests/kernels/test_libm_expf.py.
+    None follows the host (:func:`host_expf_uses_fma`). Checked against the host's libm (the
+    FMA build) on every float32 bit pattern (all 2**32: 0 differences; the unfused port
+    differs from it on 2 inputs of [-104, 89], and exp in double rounded once on 170648);
+    tests/kernels/test_libm_expf.py repeats that on ~4.5M inputs covering every branch.
     """
     x = np.asarray(x, F)
     if fused is None:

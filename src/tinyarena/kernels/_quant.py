@@ -402,6 +402,13 @@ class ChannelRequant:
     fused_all_fix: bool = False
     fused_shift: np.ndarray | None = None
     offset_in_fused_add: bool = False
+    # Per-tensor fused form as Python ints (``scalar``): small tensors are dominated by the
+    # cost of each numpy call, and plain-int operands are the cheapest ones to pass.
+    scalar: bool = False
+    scalar_fix: bool = False  # the negative-tie term applies (right shift >= 1)
+    scalar_multiplier: int = 0
+    scalar_add: int = 0
+    scalar_shift: int = 0
 
     @staticmethod
     def make(multiplier: IntOrArray, shift: IntOrArray, output_offset: int, act_min: int,
@@ -429,11 +436,14 @@ class ChannelRequant:
             int(shift_total.max(initial=0)) + abs(int(output_offset)).bit_length() <= 60
         if fold:
             fused_add = fused_add + (np.int64(output_offset) << shift_total)
+        scalar = fused and m.size == 1 and (fold or int(output_offset) == 0)
         return ChannelRequant(
             np.ascontiguousarray(m), left, right, half, rounds, bool(np.any(left)),
             bool(np.any(right)), int(output_offset), int(act_min), int(act_max), fused,
             fused_add, rounds, bool(np.all(rounds == 1)), shift_total,
-            fold or int(output_offset) == 0)
+            fold or int(output_offset) == 0, scalar,
+            scalar and bool(rounds[0]), int(m[0]) if scalar else 0,
+            int(fused_add[0]) if scalar else 0, int(shift_total[0]) if scalar else 0)
 
 
 def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
@@ -458,6 +468,18 @@ def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
     if work is not None and work is not acc:
         np.copyto(work, acc, casting="unsafe")
         acc = work
+    if rq.scalar:  # the same steps with Python-int operands
+        if rq.scalar_fix:
+            np.bitwise_and(acc, -(1 << 31), out=tmp)
+            np.multiply(acc, rq.scalar_multiplier, out=acc)
+            np.add(acc, tmp, out=acc)
+        else:
+            np.multiply(acc, rq.scalar_multiplier, out=acc)
+        np.add(acc, rq.scalar_add, out=acc)
+        np.right_shift(acc, rq.scalar_shift, out=acc)
+        clip_inplace(acc, rq.act_min, rq.act_max)
+        np.copyto(out, acc.reshape(out.shape), casting="unsafe")
+        return
     if not rq.fused:
         _requantize_two_step(acc, rq, out, tmp)
         return

@@ -12,11 +12,17 @@ DEQUANTIZE: ``float32(double(scale) * (q - zero_point))``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._quant import multiply_by_quantized_multiplier, quantize_multiplier
+from tinyarena.kernels._quant import (
+    ChannelRequant,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    requantize_inplace,
+)
 from tinyarena.kernels._unary import quant_params, require_same_size
 from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
 
@@ -40,6 +46,35 @@ class QuantizeOpData:
     input_zero_point: int
     requantize_multiplier: int = 0
     requantize_shift: int = 0
+
+
+# Tensors up to this many elements take the whole-tensor paths of QuantizeFast (workspaces of
+# a few tens of bytes per element); larger ones the block-wise reference path.
+FAST_ELEMENTS = 1 << 14
+# |round(x / scale)| below this cannot reach the int32 conversion's or the zero point's
+# wrap-around (and is far outside every output range), so the float path needs no C corner.
+_FLOAT_SAFE = float(1 << 30)
+
+
+@dataclass(frozen=True)
+class QuantizeFast:
+    """QUANTIZE in a few whole-tensor numpy calls, for the common cases (see quantize_fast).
+
+    ``rq`` set: integer input, Requantize through ``requantize_inplace`` (int64 workspaces
+    ``ws_a``/``ws_b``); prepare checked that ``MultiplyByQuantizedMultiplier(x - in_zp) +
+    out_zp`` cannot wrap, so offset-then-clamp is TFLM's arithmetic. ``rq`` None: float input,
+    AffineQuantize with ``ws_f32``, ``ws_a`` and ``ws_b`` (float64).
+    """
+
+    rq: ChannelRequant | None
+    input_zero_point: int
+    scale: Any  # np.float32 output scale (float input)
+    output_zero_point: int
+    act_min: int
+    act_max: int
+    ws_a: int
+    ws_b: int
+    ws_f32: int = -1
 
 
 @dataclass(frozen=True)
@@ -68,6 +103,79 @@ def quantize_op_data(inp: Tensor, out: Tensor) -> QuantizeOpData:
         multiplier, shift = quantize_multiplier(float(iq.scale) / float(oq.scale))
     return QuantizeOpData(inp.type, out.type, oq.zero_point, float(oq.scale), iq.zero_point,
                           multiplier, shift)
+
+
+def quantize_fast(ctx: Any, data: QuantizeOpData, count: int) -> QuantizeFast | None:
+    """The QuantizeFast plan and its workspaces, or None where the reference path must run:
+    large tensors, the int8 <-> uint8 bit flip, an int32 input with a zero point, pairs TFLM
+    does not implement, and offsets that could wrap int32."""
+    if count > FAST_ELEMENTS or count == 0:
+        return None
+    pair = (data.input_type, data.output_type)
+    info = np.iinfo(NUMPY_DTYPES[data.output_type])
+    lo, hi = int(info.min), int(info.max)
+
+    def scratch(dtype: Any) -> int:
+        return int(ctx.request_workspace((count,), dtype, persistent=False))
+
+    if data.input_type == _F32:
+        if pair not in ((_F32, _I8), (_F32, _I16)):
+            return None
+        return QuantizeFast(None, 0, np.float32(data.output_scale), data.output_zero_point,
+                            lo, hi, scratch(np.float64), scratch(np.float64),
+                            scratch(np.float32))
+    if pair not in _REQUANTIZE_PAIRS:
+        return None
+    diff = data.input_zero_point - data.output_zero_point
+    same_scale = (data.requantize_multiplier, data.requantize_shift) == (1 << 30, 1)
+    if same_scale and ((pair == (_I8, _U8) and diff == -128)
+                       or (pair == (_U8, _I8) and diff == 128)):
+        return None
+    if data.input_type == _I32 and data.input_zero_point != 0:
+        return None  # x - zero_point may wrap int32
+    in_info = np.iinfo(NUMPY_DTYPES[data.input_type])
+    centered = max(abs(int(in_info.min) - data.input_zero_point),
+                   abs(int(in_info.max) - data.input_zero_point))
+    m, shift = data.requantize_multiplier, data.requantize_shift
+    if m < 0 or shift > 31:
+        return None
+    pre = min(centered << max(shift, 0), 1 << 31)  # the left shift wraps into int32 in C
+    bound = ((pre * m) >> 31) + 2  # |MultiplyByQuantizedMultiplier| never exceeds this
+    if bound + abs(data.output_zero_point) >= 1 << 31:
+        return None
+    rq = ChannelRequant.make(m, shift, data.output_zero_point, lo, hi)
+    return QuantizeFast(rq, data.input_zero_point, None, data.output_zero_point, lo, hi,
+                        scratch(np.int64), scratch(np.int64))
+
+
+def quantize_fast_eval(x: np.ndarray, out: np.ndarray, p: QuantizeFast, ws: Any,
+                       data: QuantizeOpData) -> None:
+    """EvalQuantizeReference through a QuantizeFast plan (the output written in place)."""
+    a = ws(p.ws_a)
+    if p.rq is not None:  # Requantize
+        np.copyto(a, x.reshape(-1), casting="unsafe")
+        if p.input_zero_point:
+            np.subtract(a, p.input_zero_point, out=a)
+        requantize_inplace(a, p.rq, out.reshape(-1), ws(p.ws_b))
+        return
+    # AffineQuantize: float32 quotient; std::round as trunc(q + copysign(0.5, q)) in float64,
+    # exact for float32 q (q + 0.5 needs at most 53 bits while |q| < 2**52, and below 0.5 the
+    # float64 sum stays below 1).
+    f = ws(p.ws_f32)
+    b = ws(p.ws_b)
+    np.divide(x.reshape(-1), p.scale, out=f)
+    np.copyto(a, f)
+    np.copysign(0.5, a, out=b)
+    np.add(a, b, out=a)
+    np.trunc(a, out=a)
+    np.abs(a, out=b)
+    if not np.maximum.reduce(b) < _FLOAT_SAFE:  # NaN, inf or huge: the C corners
+        out.reshape(-1)[...] = quantize(x.reshape(-1), data)
+        return
+    np.add(a, p.output_zero_point, out=a)
+    np.maximum(a, p.act_min, out=a)
+    np.minimum(a, p.act_max, out=a)
+    np.copyto(out.reshape(-1), a, casting="unsafe")
 
 
 def dequantize_op_data(inp: Tensor, out: Tensor) -> DequantizeOpData:
@@ -132,5 +240,6 @@ def dequantize(x: np.ndarray, data: DequantizeOpData) -> np.ndarray:
     return (data.scale * (x.astype(np.float64) - data.zero_point)).astype(np.float32)
 
 
-__all__ = ["DequantizeOpData", "QuantizeOpData", "dequantize", "dequantize_op_data", "quantize",
+__all__ = ["DequantizeOpData", "QuantizeFast", "QuantizeOpData", "quantize_fast",
+           "quantize_fast_eval", "dequantize", "dequantize_op_data", "quantize",
            "quantize_op_data"]

@@ -25,7 +25,7 @@ from tinyarena.kernels._fixedpoint import (
     wrap_int32_inplace,
 )
 from tinyarena.kernels._libm import tanhf
-from tinyarena.kernels._quant import quantize_multiplier
+from tinyarena.kernels._quant import ChannelRequant, quantize_multiplier, requantize_inplace
 
 F32 = np.float32
 
@@ -88,12 +88,153 @@ class SvdfPlan:
     w_time: np.ndarray | None  # int64 (batch, n_filter, n_memory)
     bias: np.ndarray | None  # int64 (batch, n_unit)
     workspaces: tuple[int, ...]
+    fast: SvdfIntFast | None = None  # the integer path with constant weights, see below
+
+
+@dataclass(frozen=True)
+class SvdfIntFast:
+    """The integer SVDF with constant weights in few, whole-tensor numpy calls.
+
+    Both contractions run as exact float GEMVs (every product and partial sum is an integer
+    below 2**24 for float32 or 2**53 for float64, checked at prepare against the actual
+    weights, so the BLAS summation order cannot change the result), with the zero points
+    folded into per-output constants: sum w * (v - zp) = sum w * v - zp * sum w.
+
+    * Feature: ``[x, 1] @ [[weights_feature^T], [-input_zp * column sums]]``.
+    * Time: the state, viewed as (batch * n_unit, rank * n_memory) (a unit's filters and their
+      memories are adjacent), times weights_time elementwise, summed per row by a GEMV with a
+      ones vector: the per-filter sums and the reduction over rank in one call; then
+      ``+ (bias - state_zp * sum w)``.
+
+    int32 wrap-around of TFLM's accumulators commutes with these integer sums (C wraps modulo
+    2**32 at every step; wrapping the exact sum once is the same), and is skipped when the
+    bounds show no sum can leave the int32 range. Rescaling is ``requantize_inplace``.
+    """
+
+    feature_dtype: Any
+    time_dtype: Any
+    ws_x: int  # scratch (batch, n_in + 1), feature dtype
+    ws_wf: int  # constant (n_in + 1, n_filter), feature dtype
+    ws_f: int  # scratch (batch, n_filter), feature dtype
+    ws_acc1: int  # scratch (batch, n_filter) int64
+    ws_tmp1: int  # scratch (batch, n_filter) int64
+    ws_prod: int  # scratch (batch * n_unit, rank * n_memory), time dtype
+    ws_wt: int  # constant (batch * n_unit, rank * n_memory), time dtype (tiled: numpy
+    # buffers a broadcast operand, which would allocate)
+    ws_ones: int  # constant (rank * n_memory,), time dtype
+    ws_g: int  # scratch (batch * n_unit,), time dtype
+    ws_acc2: int  # scratch (batch * n_unit,) int64
+    ws_tmp2: int  # scratch (batch * n_unit,) int64
+    time_const: np.ndarray  # (batch * n_unit,) time dtype: bias - state_zp * sum of weights
+    wrap1: bool
+    wrap2: bool
+    rq1: ChannelRequant  # scale 1, + state zero point, clamp to the state type (then wrap)
+    rq2: ChannelRequant  # scale 2, + output zero point, clamp to int8
+
+
+def _exact_float_dtype(bound: int) -> Any:
+    """float32 when every integer up to ``bound`` is exact there, else float64; None if not
+    even float64 holds it."""
+    if bound < 1 << 24:
+        return np.float32
+    if bound < 1 << 53:
+        return np.float64
+    return None
+
+
+def svdf_int_fast(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int,
+                  rank: int, state_dtype: np.dtype, q: SvdfQuant, w_feature: np.ndarray,
+                  w_time: np.ndarray, bias: np.ndarray | None) -> SvdfIntFast | None:
+    """Constants and workspaces of :class:`SvdfIntFast`; None when a bound does not hold."""
+    n_unit = n_filter // rank
+    info = np.iinfo(state_dtype)
+    wf = np.asarray(w_feature, np.int64).reshape(n_filter, n_in)
+    wt = np.asarray(w_time, np.int64).reshape(n_unit, rank * n_memory)
+    b = np.zeros(n_unit, np.int64) if bias is None else \
+        np.asarray(bias, np.int64).reshape(-1)[:n_unit]
+    izp, szp = int(q.input_zero_point), int(q.state_zero_point)
+    c1 = -izp * wf.sum(axis=1)
+    abs_wf = np.abs(wf).sum(axis=1)
+    f_dtype = _exact_float_dtype(int((abs_wf * 128 + np.abs(c1)).max(initial=0)))
+    max_state = max(abs(int(info.min)), abs(int(info.max)))
+    c2 = b - szp * wt.sum(axis=1)
+    abs_wt = np.abs(wt).sum(axis=1)
+    t_dtype = _exact_float_dtype(int((abs_wt * max_state + np.abs(c2)).max(initial=0)))
+    if f_dtype is None or t_dtype is None:
+        return None
+    max_x = max(abs(127 - izp), abs(-128 - izp))
+    wrap1 = int((abs_wf * max_x).max(initial=0)) >= 1 << 31
+    max_s = max(abs(int(info.max) - szp), abs(int(info.min) - szp))
+    wrap2 = int((abs_wt * max_s + np.abs(b)).max(initial=0)) >= 1 << 31
+
+    def scratch(shape: tuple[int, ...], dtype: Any) -> int:
+        return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
+                                         persistent=False))
+
+    def constant(array: np.ndarray) -> int:
+        return int(ctx.request_workspace(array.shape, array.dtype,  # type: ignore[attr-defined]
+                                         initial=array))
+
+    wf_aug = np.ascontiguousarray(np.concatenate([wf.T, c1.reshape(1, -1)]).astype(f_dtype))
+    i64 = np.int64
+    rm = rank * n_memory
+    return SvdfIntFast(
+        f_dtype, t_dtype,
+        scratch((batch, n_in + 1), f_dtype), constant(wf_aug),
+        scratch((batch, n_filter), f_dtype), scratch((batch, n_filter), i64),
+        scratch((batch, n_filter), i64),
+        scratch((batch * n_unit, rm), t_dtype),
+        constant(np.ascontiguousarray(np.tile(wt, (batch, 1)), t_dtype)),
+        constant(np.ones(rm, t_dtype)), scratch((batch * n_unit,), t_dtype),
+        scratch((batch * n_unit,), i64), scratch((batch * n_unit,), i64),
+        np.tile(c2, batch).astype(t_dtype), wrap1, wrap2,
+        ChannelRequant.make(q.scale_1_a, q.scale_1_b, szp, int(info.min) + szp,
+                            int(info.max) + szp),
+        ChannelRequant.make(q.scale_2_a, q.scale_2_b, q.output_zero_point, -128, 127))
+
+
+def svdf_integer_fast(x: np.ndarray, state: np.ndarray, out: np.ndarray, p: SvdfIntFast,
+                      ws: Callable[[int], np.ndarray]) -> None:
+    """EvalIntegerSvdfReference through :class:`SvdfIntFast`; updates ``state``."""
+    # Left shift the activation state: a 1-D copy to lower addresses, which numpy performs
+    # front to back in place (no temporary), as the C loop does.
+    flat = state.reshape(-1)
+    np.copyto(flat[:-1], flat[1:])
+    xs = ws(p.ws_x)
+    n_in = xs.shape[1] - 1
+    np.copyto(xs[:, :n_in], x.reshape(xs.shape[0], n_in))
+    xs[:, n_in] = 1
+    f = ws(p.ws_f)
+    np.dot(xs, ws(p.ws_wf), out=f)
+    acc1 = ws(p.ws_acc1)
+    np.copyto(acc1, f, casting="unsafe")
+    if p.wrap1:
+        wrap_int32_inplace(acc1)
+    batch, n_filter = acc1.shape
+    st = state.reshape(batch, n_filter, -1)
+    requantize_inplace(acc1, p.rq1, st[:, :, -1], ws(p.ws_tmp1))
+    prod = ws(p.ws_prod)
+    np.copyto(prod, state.reshape(prod.shape))
+    np.multiply(prod, ws(p.ws_wt), out=prod)
+    g = ws(p.ws_g)
+    np.dot(prod, ws(p.ws_ones), out=g)
+    g += p.time_const
+    acc2 = ws(p.ws_acc2)
+    np.copyto(acc2, g, casting="unsafe")
+    if p.wrap2:
+        wrap_int32_inplace(acc2)
+    requantize_inplace(acc2, p.rq2, out.reshape(acc2.shape), ws(p.ws_tmp2))
 
 
 def svdf_plan(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int, rank: int,
               state_dtype: np.dtype, integer: bool, w_feature: np.ndarray | None,
-              w_time: np.ndarray | None, bias: np.ndarray | None) -> SvdfPlan:
-    """Widen the constant weights and request the eval workspaces."""
+              w_time: np.ndarray | None, bias: np.ndarray | None,
+              quant: SvdfQuant | None = None) -> SvdfPlan:
+    """Widen the constant weights and request the eval workspaces.
+
+    With ``quant`` (integer path; the caller passes it only when a bias tensor, if any, is
+    constant) and constant weights, the plan holds :class:`SvdfIntFast` instead.
+    """
     n_unit = n_filter // rank
     # All scratch: the state lives in the arena (a variable tensor); every workspace is
     # written before it is read in each eval.
@@ -101,6 +242,12 @@ def svdf_plan(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int, 
         return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
                                          persistent=False))
 
+    if integer and quant is not None and w_feature is not None and w_time is not None:
+        fast = svdf_int_fast(ctx, batch, n_in, n_filter, n_memory, rank, state_dtype, quant,
+                             w_feature, w_time, bias)
+        if fast is not None:
+            return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, True, None, None,
+                            None, (), fast)
     shift = request((batch * n_filter * n_memory,), state_dtype)
     if integer:
         wf = None if w_feature is None else np.ascontiguousarray(w_feature.astype(np.int64).T)
@@ -250,4 +397,4 @@ def _activation_float_inplace(x: np.ndarray, activation: str) -> None:
         x[...] = _activation_float(x, activation)
 
 
-__all__ = ["SvdfPlan", "SvdfQuant", "svdf_float", "svdf_integer", "svdf_plan", "svdf_quant"]
+__all__ = ["SvdfIntFast", "SvdfPlan", "SvdfQuant", "svdf_int_fast", "svdf_integer_fast", "svdf_float", "svdf_integer", "svdf_plan", "svdf_quant"]

@@ -17,6 +17,7 @@ from tinyarena.kernels._svdf_math import (
     SvdfQuant,
     svdf_float,
     svdf_integer,
+    svdf_integer_fast,
     svdf_plan,
     svdf_quant,
 )
@@ -119,12 +120,19 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         ctx.request_scratch(4 * batch * (num_filters // rank))
     plan = svdf_plan(ctx, batch, source.shape[1], num_filters, time.shape[1], rank,
                      NUMPY_DTYPES[state.type], quant is not None, feature.data, time.data,
-                     None if bias is None else bias.data)
+                     None if bias is None else bias.data,
+                     quant if bias is None or bias.data is not None else None)
     return OpData(rank, options.fused_activation_function, quant, plan)
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """EvalSvdf: float or integer reference; the activation state is updated in place."""
+    plan = data.plan
+    if plan is not None and plan.fast is not None:
+        svdf_integer_fast(ctx.tensor_data(op.inputs[INPUT]),
+                          ctx.tensor_data(op.inputs[ACTIVATION_STATE]),
+                          ctx.tensor_data(op.outputs[OUTPUT]), plan.fast, ctx.workspace)
+        return
     x = ctx.tensor_data(op.inputs[INPUT])
     w_feature = ctx.tensor_data(op.inputs[WEIGHTS_FEATURE])
     w_time = ctx.tensor_data(op.inputs[WEIGHTS_TIME])
