@@ -8,8 +8,10 @@ Errors from the library (``TinyArenaError``) become ``error: <message>`` on stde
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
+import os
 import sys
 from typing import Any, Callable, Sequence
 
@@ -39,7 +41,8 @@ def _run_plan(args: argparse.Namespace) -> int:
     if args.planner == "optimal":
         from tinyarena.optimize import optimal_layout
 
-        layout = optimal_layout(args.model)
+        # The layout is TFLM's, running the best plan pinned offline; name it for what it is.
+        layout = dataclasses.replace(optimal_layout(args.model), planner="optimal")
     else:
         layout = _layout(args, planner=args.planner)
     return _emit(args, plan_dict(layout),
@@ -168,6 +171,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TinyArenaError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # e.g. `tinyarena plan big.tflite | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except OSError as exc:  # a file the command writes (-o, --output, --save) cannot be written
         where = f"{exc.filename}: " if exc.filename is not None else ""
         print(f"error: {where}{exc.strerror or exc}; check the path", file=sys.stderr)

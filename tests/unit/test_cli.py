@@ -89,3 +89,37 @@ def test_usage_errors_exit_2(capsys) -> None:
         main(["size"])
     assert info.value.code == 2
     assert len(COMMANDS) >= 2
+
+
+def test_plan_optimal_is_labelled_optimal(capsys, fc_model: Path) -> None:
+    data = _json(capsys, ["plan", str(fc_model), "--planner", "optimal", "--json"])
+    assert data["planner"] == "optimal"
+    assert data["head_bytes"] >= data["lower_bound_bytes"]
+
+
+def test_output_piped_into_a_closed_reader_ends_quietly(capsys, monkeypatch,
+                                                     fc_model: Path) -> None:
+    """`tinyarena plan ... | head -1`: once the reader has gone, writing raises
+    BrokenPipeError; the command stops quietly instead of reporting a file error."""
+    import os
+    import sys
+
+    read_end, write_end = os.pipe()
+
+    class ClosedPipe:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            pass
+
+        def fileno(self) -> int:
+            return write_end
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    try:
+        assert main(["plan", str(fc_model), "--ascii"]) == 0
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert capsys.readouterr().err == ""
