@@ -147,6 +147,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataWhile": (8, 4),
     "OpDataCallOnce": (8, 4),
     "OpDataComparison": (32, 4),
+    "OpDataAbsRsqrt": (28, 4),  # elementwise.cc: 4 int32, bool, int-based enum, TfLiteType
     "OpDataVarHandle": (4, 4),
 }
 
