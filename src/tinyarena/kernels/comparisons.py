@@ -72,6 +72,9 @@ class OpData:
     input2_shift: int = 0
     table1: int = -1
     table2: int = -1
+    scaled1: int = -1  # int8: scratch for input1's scaled values (no allocation per invoke)
+    scaled2: int = -1
+    index: int = -1  # int8: scratch for the table indices (np.take would convert to intp)
 
 
 def scaled_input(x: np.ndarray, offset: int, multiplier: int, shift: int,
@@ -119,8 +122,12 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     t2 = scaled_input(values, -q2.zero_point, m2, s2, LEFT_SHIFT).astype(np.int32)
     h1 = ctx.request_workspace(t1.shape, np.int32, initial=t1)
     h2 = ctx.request_workspace(t2.shape, np.int32, initial=t2)
+    w1 = ctx.request_workspace(in1.shape, np.int32, persistent=False)
+    w2 = ctx.request_workspace(in2.shape, np.int32, persistent=False)
+    index = ctx.request_workspace((max(in1.element_count, in2.element_count),), np.intp,
+                                  persistent=False)
     return OpData(name, in1.type, in1.shape, in2.shape, shape_out, LEFT_SHIFT,
-                  -q1.zero_point, m1, s1, -q2.zero_point, m2, s2, h1, h2)
+                  -q1.zero_point, m1, s1, -q2.zero_point, m2, s2, h1, h2, w1, w2, index)
 
 
 def _int16_scaled(x1: np.ndarray, x2: np.ndarray,
@@ -134,6 +141,16 @@ def _int16_scaled(x1: np.ndarray, x2: np.ndarray,
                          data.left_shift))
 
 
+def _lookup(ctx: EvalContext, table: int, x: np.ndarray, index: int, out: int) -> np.ndarray:
+    """table[x] for int8 ``x`` (indexed by its uint8 bit pattern) without allocating: the
+    indices go through an intp workspace (np.take would convert them into a new array), and
+    mode="clip" stops numpy buffering ``out`` (uint8 indices never clip)."""
+    idx = ctx.workspace(index)[:x.size].reshape(x.shape)
+    np.copyto(idx, x.view(np.uint8))
+    return np.take(ctx.workspace(table), idx, mode="clip",
+                   out=ctx.workspace(out).reshape(x.shape))
+
+
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """EqualEval, NotEqualEval, GreaterEval, ...: one comparison per (broadcast) pair."""
     ufunc, types = OPS[data.op]
@@ -145,8 +162,8 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     x2 = ctx.tensor_data(op.inputs[INPUT2]).reshape(data.shape2)
     out = ctx.tensor_data(op.outputs[OUTPUT]).reshape(data.shape_out)
     if data.type == _I8:
-        x1 = np.take(ctx.workspace(data.table1), x1.view(np.uint8))
-        x2 = np.take(ctx.workspace(data.table2), x2.view(np.uint8))
+        x1 = _lookup(ctx, data.table1, x1, data.index, data.scaled1)
+        x2 = _lookup(ctx, data.table2, x2, data.index, data.scaled2)
     elif data.type == _I16:
         x1, x2 = _int16_scaled(x1, x2, data)
     ufunc(x1, x2, out=out)

@@ -268,11 +268,12 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
             else:
                 map_chunks(_float_libm(_LIBM[name]), x, out)
         return
-    if name == "RSQRT" and np.any(x < data.input_offset):
+    if name == "RSQRT" and x.min() < data.input_offset:
         raise KernelError("RSQRT is only defined for inputs at or above the zero point "
                           f"({data.input_offset}); TFLM fails the invoke on negative values")
-    if data.table >= 0:  # int8: table lookup by bit pattern
-        np.take(ctx.workspace(data.table), x.view(np.uint8), out=out.reshape(x.shape))
+    if data.table >= 0:  # int8: table lookup by bit pattern, in blocks (take makes intp indices)
+        table = ctx.workspace(data.table)
+        map_chunks(lambda v: table[v.view(np.uint8)], x, out)
         return
     if not data.quantized:  # int16 ABS without quantization: std::abs, cast back to int16
         np.abs(x, out=out.reshape(x.shape))  # wraps -32768 to itself, as the cast does

@@ -20,7 +20,7 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import broadcast_output_shape
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
-from tinyarena.model.types import Operator, TensorType
+from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
 INPUT1 = 0
 INPUT2 = 1
@@ -38,6 +38,8 @@ class OpData:
     shape1: tuple[int, ...]
     shape2: tuple[int, ...]
     shape_out: tuple[int, ...]
+    mask: int  # scratch workspace: where input1 wins
+    result: int  # scratch workspace: the selection, staged before the output is written
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
@@ -57,7 +59,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                           f"output {out.type.name.lower()} must share one type")
     broadcast_output_shape(name, in1.shape, in2.shape, out.shape)
     shape_out = tuple(int(d) for d in np.broadcast_shapes(in1.shape, in2.shape))
-    return OpData(name, in1.shape, in2.shape, shape_out)
+    mask = ctx.request_workspace(shape_out, np.bool_, persistent=False)
+    result = ctx.request_workspace(shape_out, NUMPY_DTYPES[out.type], persistent=False)
+    return OpData(name, in1.shape, in2.shape, shape_out, mask, result)
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
@@ -66,9 +70,13 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     x2 = ctx.tensor_data(op.inputs[INPUT2]).reshape(data.shape2)
     out = ctx.tensor_data(op.outputs[OUTPUT]).reshape(data.shape_out)
     pick_first = np.greater if data.op == "MAXIMUM" else np.less
-    # out may alias an input under the optimizer's in-place rules: the selection is computed
-    # before anything is written
-    np.copyto(out, np.where(pick_first(x1, x2), x1, x2))
+    mask, result = ctx.workspace(data.mask), ctx.workspace(data.result)
+    # a > b ? a : b (NaN in b wins, as in TFLM), staged in a workspace: no allocation per
+    # invoke, and the output may alias an input without changing what is read.
+    pick_first(x1, x2, out=mask)
+    np.copyto(result, x2)
+    np.copyto(result, x1, where=mask)
+    np.copyto(out, result)
 
 
 REGISTRATIONS = {
