@@ -121,3 +121,13 @@ def compare(model: bytes, inputs: Sequence[np.ndarray], dtype: str, max_ulps: in
                 raise AssertionError(f"quantized outputs differ at {int((diff > 0).sum())} of "
                                      f"{diff.size} places (max {int(diff.max())})")
     return worst
+
+
+def compare_each(model: bytes, inputs: Sequence[np.ndarray], dtype: str, desc: str,
+                 max_ulps: int = 0) -> None:
+    """:func:`compare` on each input alone; a failure names the case (``desc``) it came from."""
+    for x in inputs:
+        try:
+            compare(model, [x], dtype, max_ulps=max_ulps)
+        except AssertionError as exc:
+            raise AssertionError(f"{desc}: {exc}") from None

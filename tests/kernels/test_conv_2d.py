@@ -16,6 +16,7 @@ from conv_cases import (
     add_activation,
     add_filter_and_bias,
     compare,
+    compare_each,
     random_input,
     random_qspec,
 )
@@ -71,11 +72,7 @@ def test_conv_2d_matches_tflm(dtype: str, bias_dtype: str) -> None:
     rng = np.random.default_rng(sum(map(ord, dtype + bias_dtype)))
     for _ in range(40):
         model, inputs, desc = _conv_case(dtype, rng, bias_dtype=bias_dtype)
-        for x in inputs:
-            try:
-                compare(model, [x], dtype, max_ulps=0)
-            except AssertionError as exc:
-                raise AssertionError(f"{desc}: {exc}") from None
+        compare_each(model, inputs, dtype, desc)
 
 
 def _reported_neighbourhood_case(rng: np.random.Generator) -> tuple[bytes, list, str]:
@@ -110,11 +107,7 @@ def test_conv_2d_reported_geometry_neighbourhood() -> None:
     rng = np.random.default_rng(4845)
     for _ in range(40):
         model, inputs, desc = _reported_neighbourhood_case(rng)
-        for x in inputs:
-            try:
-                compare(model, [x], "int8")
-            except AssertionError as exc:
-                raise AssertionError(f"{desc}: {exc}") from None
+        compare_each(model, inputs, "int8", desc)
 
 
 def _big_float_conv(rng: np.random.Generator, low: float) -> tuple[bytes, np.ndarray]:

@@ -12,6 +12,7 @@ from conv_cases import (
     add_activation,
     add_filter_and_bias,
     compare,
+    compare_each,
     random_input,
     random_qspec,
 )
@@ -55,11 +56,7 @@ def test_fully_connected_matches_tflm(dtype: str, bias_dtype: str) -> None:
     rng = np.random.default_rng(sum(map(ord, dtype + bias_dtype)) + 3)
     for _ in range(40):
         model, inputs, desc = _case(dtype, rng, bias_dtype)
-        for x in inputs:
-            try:
-                compare(model, [x], dtype, max_ulps=0)
-            except AssertionError as exc:
-                raise AssertionError(f"{desc}: {exc}") from None
+        compare_each(model, inputs, dtype, desc)
 
 
 def test_fully_connected_rejects_mismatched_bias_scale() -> None:
@@ -109,8 +106,7 @@ def test_fully_connected_int16_sweep_case_484() -> None:
     """Regression: the sweep case (seed [484, 5, 5]) that exposed the multiplier above."""
     rng = np.random.default_rng([484, 5, 5])
     model, inputs, desc = _case("int16", rng, "int32")
-    for x in inputs:
-        compare(model, [x], "int16")
+    compare_each(model, inputs, "int16", desc)
 
 
 def test_fully_connected_float_gemm_path_within_ulps() -> None:

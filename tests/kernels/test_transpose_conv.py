@@ -10,7 +10,7 @@ from conv_cases import (
     ACTIVATIONS,
     add_activation,
     add_filter_and_bias,
-    compare,
+    compare_each,
     random_input,
     random_qspec,
 )
@@ -54,11 +54,7 @@ def test_transpose_conv_matches_tflm(dtype: str) -> None:
     rng = np.random.default_rng(sum(map(ord, dtype)) + 21)
     for _ in range(14):
         model, inputs, desc = _case(dtype, rng)
-        for x in inputs:
-            try:
-                compare(model, [x], dtype, max_ulps=0)
-            except AssertionError as exc:
-                raise AssertionError(f"{desc}: {exc}") from None
+        compare_each(model, inputs, dtype, desc)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])

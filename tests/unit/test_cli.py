@@ -5,29 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tinyarena.builder import ModelBuilder
 from tinyarena.cli import COMMANDS, main
+
+from small_models import hello_world_like
 
 
 @pytest.fixture(scope="module")
 def fc_model(tmp_path_factory) -> Path:
     """hello_world_float's shape (facts 8: head 128, tail 1408 on the wheel, 776 on arm32)."""
-    rng = np.random.default_rng(2)
-    b = ModelBuilder()
-    prev = b.add_input("x", (1, 1), "float32")
-    width = 1
-    for i, out in enumerate((16, 16, 1)):
-        w = b.add_constant(f"w{i}", rng.standard_normal((out, width)).astype(np.float32))
-        bias = b.add_constant(f"b{i}", np.zeros(out, np.float32))
-        y = b.add_tensor(f"y{i}", (1, out), "float32")
-        b.add_operator("FULLY_CONNECTED", [prev, w, bias], [y])
-        prev, width = y, out
-    b.mark_output(prev)
     path = tmp_path_factory.mktemp("cli") / "fc.tflite"
-    path.write_bytes(b.build())
+    path.write_bytes(hello_world_like(2))
     return path
 
 

@@ -21,11 +21,13 @@ temporaries.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tinyarena.errors import KernelError
+from tinyarena.model.types import Operator, TensorType
 
 # Largest im2col tile, in float64 elements (8 MiB): bounded memory whatever the layer size.
 IM2COL_TILE_ELEMENTS = 1 << 20
@@ -352,10 +354,45 @@ def depthwise_taps_phased(taps: tuple[np.ndarray, ...], tiled: np.ndarray, acc: 
         np.add(acc, tmp, out=acc)
 
 
+# ----------------------------------------------------------------------------------------------
+# Arena side of prepare
+# ----------------------------------------------------------------------------------------------
+
+CONV_INPUT, CONV_FILTER, CONV_BIAS, CONV_OUTPUT = 0, 1, 2, 0  # kConv*/kDepthwiseConv*Tensor
+
+
+def allocate_conv_prepare(ctx: Any, op: Operator, quantized_dimension: int) -> None:
+    """The arena allocations ConvPrepare and DepthwiseConvPrepare make, in their order.
+
+    Temp tensors output, input, filter; two persistent per-channel int32 arrays
+    (per_channel_output_multiplier, per_channel_output_shift) with one entry per filter
+    dimension ``quantized_dimension`` (float too); temp tensors input, filter, bias, output
+    again (CalculateOpDataConv / CalculateOpDataDepthwiseConv); an unpack scratch for int4
+    filters. DepthwiseConvPrepare requests that scratch before its CalculateOpData, ConvPrepare
+    after: a request is only recorded here, so the arena is the same either way.
+    """
+    bias = op.inputs[CONV_BIAS] if len(op.inputs) > CONV_BIAS else -1
+    for index in (op.outputs[CONV_OUTPUT], op.inputs[CONV_INPUT], op.inputs[CONV_FILTER]):
+        ctx.allocate_temp_tensor(index)
+    weights = ctx.tensor(op.inputs[CONV_FILTER])
+    channels = weights.shape[quantized_dimension] if weights is not None else 0
+    ctx.allocate_persistent(4 * channels)  # per_channel_output_multiplier
+    ctx.allocate_persistent(4 * channels)  # per_channel_output_shift
+    for index in (op.inputs[CONV_INPUT], op.inputs[CONV_FILTER], bias, op.outputs[CONV_OUTPUT]):
+        ctx.allocate_temp_tensor(index)
+    if weights is not None and weights.type == TensorType.INT4:
+        ctx.request_scratch(weights.element_count)
+
+
 __all__ = [
+    "CONV_BIAS",
+    "CONV_FILTER",
+    "CONV_INPUT",
+    "CONV_OUTPUT",
     "ConvGeometry",
     "CHUNK_BYTES",
     "IM2COL_TILE_ELEMENTS",
+    "allocate_conv_prepare",
     "Padding",
     "compute_out_size",
     "compute_padding_height_width",

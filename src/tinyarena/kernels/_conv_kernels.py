@@ -114,9 +114,10 @@ def _const(t: Tensor | None) -> np.ndarray | None:
     return None if t is None or t.data is None else np.asarray(t.unpacked_data)
 
 
-def _requant(kind: str, input_t: Tensor, filter_t: Tensor, output_t: Tensor, activation: str,
-             channels: int) -> ChannelRequant:
-    """PopulateConvolutionQuantizationParams + CalculateActivationRangeQuantized."""
+def conv_requant(kind: str, input_t: Tensor, filter_t: Tensor, output_t: Tensor,
+                 activation: str, channels: int) -> ChannelRequant:
+    """PopulateConvolutionQuantizationParams + CalculateActivationRangeQuantized (the
+    CalculateOpData* of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV all call these)."""
     in_scale, in_zp = tensor_scale_zp(input_t)
     out_scale, out_zp = tensor_scale_zp(output_t)
     m, s = per_channel_multipliers(in_scale, filter_scales(filter_t, "filter"), out_scale,
@@ -133,6 +134,44 @@ def _check_per_channel_count(filter_t: Tensor, dim: int, op_name: str) -> None:
     if q is not None and len(q.scale) not in (1, filter_t.shape[dim]):
         raise KernelError(f"{op_name}: filter has {len(q.scale)} scales but {filter_t.shape[dim]} "
                           f"channels in dimension {dim}; use one scale or one per channel")
+
+
+def _op_tensors(ctx: Any, op: Operator, name: str, input_i: int = 0, filter_i: int = 1,
+                bias_i: int = 2, output_i: int = 0
+                ) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
+    """(input, filter, bias or None, output): input, filter and output are required; the bias
+    may be omitted (-1) or left out of a shorter input list."""
+    input_t = _required(ctx, op.inputs[input_i], "input", name)
+    filter_t = _required(ctx, op.inputs[filter_i], "filter", name)
+    output_t = _required(ctx, op.outputs[output_i], "output", name)
+    bias_t = ctx.tensor(op.inputs[bias_i]) if len(op.inputs) > bias_i else None
+    return input_t, filter_t, bias_t, output_t
+
+
+def _quantized_params(name: str, kind: str, input_t: Tensor, filter_t: Tensor,
+                      output_t: Tensor, activation: str, channels: int,
+                      quantized_dimension: int) -> tuple[ChannelRequant | None, int]:
+    """(requantisation, input offset) as CalculateOpDataConv and CalculateOpDataDepthwiseConv
+    fill them: none and 0 for float; the offset is -input zero point for int8 only."""
+    if kind == KIND_FLOAT:
+        return None, 0
+    _check_per_channel_count(filter_t, quantized_dimension, name)
+    rq = conv_requant(kind, input_t, filter_t, output_t, activation, channels)
+    return rq, (-tensor_scale_zp(input_t)[1] if kind == KIND_INT8 else 0)
+
+
+def _padding_and_geometry(opts: Any, input_t: Tensor, filter_t: Tensor, output_t: Tensor
+                          ) -> tuple[Padding, ConvGeometry]:
+    """ComputePaddingHeightWidth as CalculateOpDataConv / CalculateOpDataDepthwiseConv call it
+    (filter (., fh, fw, .)), and the geometry of the numpy kernel."""
+    stride_h, stride_w = int(opts.stride_h), int(opts.stride_w)
+    dil_h, dil_w = int(opts.dilation_h_factor), int(opts.dilation_w_factor)
+    padding, _, _ = compute_padding_height_width(
+        stride_h, stride_w, dil_h, dil_w, input_t.shape[1], input_t.shape[2],
+        filter_t.shape[1], filter_t.shape[2], opts.padding)
+    geom = conv_geometry(input_t.shape, filter_t.shape, output_t.shape, stride_h, stride_w,
+                         dil_h, dil_w, padding)
+    return padding, geom
 
 
 # ----------------------------------------------------------------------------------------------
@@ -227,19 +266,11 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
     """ConvPrepare/CalculateOpDataConv arithmetic (no arena allocations) + workspaces."""
     name = "CONV_2D"
     opts = op.options
-    input_t = _required(ctx, op.inputs[input_i], "input", name)
-    filter_t = _required(ctx, op.inputs[filter_i], "filter", name)
-    output_t = _required(ctx, op.outputs[output_i], "output", name)
-    bias_t = ctx.tensor(op.inputs[bias_i]) if len(op.inputs) > bias_i else None
+    input_t, filter_t, bias_t, output_t = _op_tensors(ctx, op, name, input_i, filter_i, bias_i,
+                                                      output_i)
     kind = _kind(name, input_t, filter_t, output_t, bias_t,
                  getattr(opts, "quantized_bias_type", "FLOAT32"), False)
-    stride_h, stride_w = int(opts.stride_h), int(opts.stride_w)
-    dil_h, dil_w = int(opts.dilation_h_factor), int(opts.dilation_w_factor)
-    padding, _, _ = compute_padding_height_width(
-        stride_h, stride_w, dil_h, dil_w, input_t.shape[1], input_t.shape[2],
-        filter_t.shape[1], filter_t.shape[2], opts.padding)
-    geom = conv_geometry(input_t.shape, filter_t.shape, output_t.shape, stride_h, stride_w,
-                         dil_h, dil_w, padding)
+    padding, geom = _padding_and_geometry(opts, input_t, filter_t, output_t)
     out_c = filter_t.shape[0]
     if output_t.shape[3] != out_c:
         raise KernelError(f"{name}: output depth {output_t.shape[3]} != filter count {out_c}")
@@ -249,14 +280,9 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
                           f"depth {cin_g} (groups must divide both)")
     groups = geom.in_c // cin_g
     activation = opts.fused_activation_function
-    rq = None
     fmin, fmax = calculate_activation_range_float(activation)
-    input_offset = 0
-    if kind != KIND_FLOAT:
-        _check_per_channel_count(filter_t, 0, name)
-        rq = _requant(kind, input_t, filter_t, output_t, activation, out_c)
-        if kind == KIND_INT8:
-            input_offset = -tensor_scale_zp(input_t)[1]
+    rq, input_offset = _quantized_params(name, kind, input_t, filter_t, output_t, activation,
+                                         out_c, 0)
     filt = _const(filter_t)
     k = geom.filter_h * geom.filter_w * cin_g  # per group
     m = geom.batches * geom.out_h * geom.out_w
@@ -501,21 +527,12 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
     """DepthwiseConvPrepare/CalculateOpDataDepthwiseConv arithmetic + workspaces."""
     name = "DEPTHWISE_CONV_2D"
     opts = op.options
-    input_t = _required(ctx, op.inputs[0], "input", name)
-    filter_t = _required(ctx, op.inputs[1], "filter", name)
-    output_t = _required(ctx, op.outputs[0], "output", name)
-    bias_t = ctx.tensor(op.inputs[2]) if len(op.inputs) > 2 else None
+    input_t, filter_t, bias_t, output_t = _op_tensors(ctx, op, name)
     kind = _kind(name, input_t, filter_t, output_t, bias_t, "FLOAT32", True)
     if kind == KIND_INT16_ACC64 and bias_t is not None and bias_t.type != TensorType.INT64:
         raise KernelError(f"{name}: int16 input needs an int64 bias (TFLM reads it as int64), "
                           f"got {bias_t.type.name}")
-    stride_h, stride_w = int(opts.stride_h), int(opts.stride_w)
-    dil_h, dil_w = int(opts.dilation_h_factor), int(opts.dilation_w_factor)
-    padding, _, _ = compute_padding_height_width(
-        stride_h, stride_w, dil_h, dil_w, input_t.shape[1], input_t.shape[2],
-        filter_t.shape[1], filter_t.shape[2], opts.padding)
-    geom = conv_geometry(input_t.shape, filter_t.shape, output_t.shape, stride_h, stride_w,
-                         dil_h, dil_w, padding)
+    padding, geom = _padding_and_geometry(opts, input_t, filter_t, output_t)
     out_c = output_t.shape[3]
     mult = int(opts.depth_multiplier)
     if filter_t.shape[3] != out_c or mult <= 0 or geom.in_c * mult != out_c:
@@ -524,13 +541,8 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
             f"{mult} and the filter's last dimension {filter_t.shape[3]}")
     activation = opts.fused_activation_function
     fmin, fmax = calculate_activation_range_float(activation)
-    rq = None
-    input_offset = 0
-    if kind != KIND_FLOAT:
-        _check_per_channel_count(filter_t, 3, name)
-        rq = _requant(kind, input_t, filter_t, output_t, activation, out_c)
-        if kind == KIND_INT8:
-            input_offset = -tensor_scale_zp(input_t)[1]
+    rq, input_offset = _quantized_params(name, kind, input_t, filter_t, output_t, activation,
+                                         out_c, 3)
     acc_dtype = {KIND_FLOAT: np.float32, KIND_INT8: np.int32}.get(kind, np.int64)
     filt = _const(filter_t)
     ws_weights = -1 if filt is None else \
@@ -750,10 +762,7 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     """FullyConnectedPrepare/CalculateOpDataFullyConnected arithmetic + workspaces."""
     name = "FULLY_CONNECTED"
     opts = op.options
-    input_t = _required(ctx, op.inputs[0], "input", name)
-    filter_t = _required(ctx, op.inputs[1], "filter", name)
-    output_t = _required(ctx, op.outputs[0], "output", name)
-    bias_t = ctx.tensor(op.inputs[2]) if len(op.inputs) > 2 else None
+    input_t, filter_t, bias_t, output_t = _op_tensors(ctx, op, name)
     kind = _kind(name, input_t, filter_t, output_t, bias_t,
                  getattr(opts, "quantized_bias_type", "FLOAT32"), False)
     if len(filter_t.shape) < 2 or len(output_t.shape) < 1:

@@ -29,15 +29,13 @@ from tinyarena.kernels._conv_kernels import (
     KIND_INT8,
     KIND_INT16_ACC64,
     constant_workspace,
-    filter_scales,
+    conv_requant,
     tensor_scale_zp,
 )
 from tinyarena.kernels._quant import (
     clip_inplace,
     ChannelRequant,
     calculate_activation_range_float,
-    calculate_activation_range_quantized,
-    per_channel_multipliers,
     requantize_inplace,
     requantize_int64_inplace,
 )
@@ -172,13 +170,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         if q is None or len(q.scale) not in (1, channels):
             raise KernelError("TRANSPOSE_CONV: the filter needs one scale or one per output "
                               "channel")
-        in_scale, _ = tensor_scale_zp(input_t)
-        out_scale, out_zp = tensor_scale_zp(output_t)
-        m, s = per_channel_multipliers(in_scale, filter_scales(filter_t, "filter"), out_scale,
-                                       channels)
-        dtype = np.int8 if kind == KIND_INT8 else np.int16
-        lo, hi = calculate_activation_range_quantized(activation, out_scale, out_zp, dtype)
-        rq = ChannelRequant.make(m, s, out_zp if kind == KIND_INT8 else 0, lo, hi)
+        rq = conv_requant(kind, input_t, filter_t, output_t, activation, channels)
         if kind == KIND_INT16_ACC64 and bias_t is not None and bias_t.type == TensorType.INT16:
             ctx.request_scratch(8 * bias_t.element_count)
     input_offset = -tensor_scale_zp(input_t)[1] if kind == KIND_INT8 else 0

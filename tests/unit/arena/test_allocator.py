@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from tinyarena.arena import allocate_model
@@ -10,26 +9,12 @@ from tinyarena.builder import ModelBuilder
 from tinyarena.errors import ArenaTooSmallError, PlanError, UnsupportedOpError
 from tinyarena.model import read_model
 
-
-def _hello_world_like() -> bytes:
-    """hello_world_float's shape: 1 -> FC(16) -> FC(16) -> FC(1), float, with biases."""
-    rng = np.random.default_rng(1)
-    b = ModelBuilder()
-    x = b.add_input("x", (1, 1), "float32")
-    prev, width = x, 1
-    for i, out in enumerate((16, 16, 1)):
-        w = b.add_constant(f"w{i}", rng.standard_normal((out, width)).astype(np.float32))
-        bias = b.add_constant(f"b{i}", np.zeros(out, np.float32))
-        y = b.add_tensor(f"y{i}", (1, out), "float32")
-        b.add_operator("FULLY_CONNECTED", [prev, w, bias], [y])
-        prev, width = y, out
-    b.mark_output(prev)
-    return b.build()
+from small_models import hello_world_like
 
 
 @pytest.fixture(scope="module")
 def hello():
-    return read_model(_hello_world_like())
+    return read_model(hello_world_like(1))
 
 
 def test_wheel_worked_example(hello) -> None:
