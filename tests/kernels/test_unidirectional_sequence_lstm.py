@@ -24,7 +24,7 @@ def _build(kind: str, time_major: bool, batch: int, steps: int, n_input: int, n_
     in_shape = (steps, batch, n_input) if time_major else (batch, steps, n_input)
     out_shape = in_shape[:2] + (n_state,)
     if kind == "float":
-        act, wdt = "float32", "float32"
+        act = "float32"
         x = b.add_input("x", in_shape, act)
         wi = [b.add_constant(f"wi{g}", rng.normal(0, 0.4, (n_state, n_input)).astype(np.float32))
               for g in range(4)]

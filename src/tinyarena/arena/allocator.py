@@ -160,6 +160,8 @@ class _Run:
     resource_names: list[tuple[str, str]] = field(default_factory=list)
     resource_buffers: dict[int, int] = field(default_factory=dict)
     tensor_resource: dict[tuple[int, int], int] = field(default_factory=dict)
+    init_buffers: dict[tuple[int, int], int] = field(default_factory=dict)  # (sg, op) -> address
+    bound_tensor_offsets: dict[tuple[int, int], int] = field(default_factory=dict)
     request_head: int = 0
     plan_records: list[AllocationRecord] = field(default_factory=list)
     plan: Plan | None = None
@@ -227,6 +229,7 @@ class _Run:
             tail_allocations=tuple(self.tail_log),
             resource_offsets=tuple(self.resource_buffers[i]
                                    for i in sorted(self.resource_buffers)),
+            bound_tensor_offsets=dict(self.bound_tensor_offsets),
         )
 
 
@@ -511,7 +514,11 @@ class _KernelContext:
         if nbytes < 0:
             raise KernelError(f"{self.op.name} asked for {nbytes} persistent bytes")
         label = f"{self.op.name} {self.phase} (op {self.op.index}, subgraph {self.subgraph})"
-        return self._run.persistent(label, nbytes, ARENA_ALIGNMENT, rec.PERSISTENT_BUFFER_DATA)
+        address = self._run.persistent(label, nbytes, ARENA_ALIGNMENT,
+                                       rec.PERSISTENT_BUFFER_DATA)
+        if self.phase == "init":  # the OpData that TfLiteNode::user_data points at
+            self._run.init_buffers.setdefault((self.subgraph, self.op.index), address)
+        return address
 
     # PrepareContext
     def tensor(self, index: int) -> Tensor | None:
@@ -578,6 +585,11 @@ class _KernelContext:
         key = (self.subgraph, tensor_index)
         self._run.tensor_resource[key] = resource
         self._run.data_set_in_prepare.add(key)
+        opdata = self._run.init_buffers.get((self.subgraph, self.op.index))
+        if opdata is None:
+            raise KernelError(f"{self.op.name} (operator {self.op.index}) binds tensor "
+                              f"{tensor_index} to an OpData it never allocated in init")
+        self._run.bound_tensor_offsets[key] = opdata
 
     def resource_of(self, tensor_index: int) -> int | None:
         """The resource id a resource tensor of this subgraph holds at Prepare time, if any."""

@@ -76,6 +76,9 @@ class ArenaLayout:
     workspaces: tuple[tuple[tuple[int, ...], Any], ...] = field(repr=False)
     tail_allocations: tuple[TailAllocation, ...] = field(repr=False)
     resource_offsets: tuple[int, ...] = ()
+    # tensors a kernel pointed at its own OpData during Prepare (VAR_HANDLE), not planned:
+    # (subgraph, tensor) -> absolute offset of that OpData in the tail
+    bound_tensor_offsets: Mapping[tuple[int, int], int] = field(default_factory=dict)
     workspace_owners: tuple[tuple[int, int], ...] = ()  # (subgraph, op) that requested each
     # per workspace: True = private and kept between evals; False = scratch in the shared pool
     workspace_persistent: tuple[bool, ...] = ()

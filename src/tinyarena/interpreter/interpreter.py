@@ -295,7 +295,7 @@ class Interpreter:
         scratch = _scratch_views(arena, layout)
         workspaces, workspace_memory, pool = _make_workspaces(layout)
         resources = _resource_views(arena, layout, self._model)
-        handles = _resource_handle_views(arena, layout, self._model)
+        handles = _resource_handle_views(arena, layout)
         views = tuple(_with_handles(v, sg.index, handles)
                       for v, sg in zip(views, self._model.subgraphs))
         op_data = tuple(tuple(layout.op_data.get((sg.index, op.index))
@@ -604,26 +604,13 @@ def _resource_defaults(model: Model, layout: ArenaLayout) -> dict[int, int]:
     return defaults
 
 
-def _resource_handle_views(arena: np.ndarray, layout: ArenaLayout,
-                           model: Model) -> dict[tuple[int, int], np.ndarray]:
+def _resource_handle_views(arena: np.ndarray,
+                           layout: ArenaLayout) -> dict[tuple[int, int], np.ndarray]:
     """VAR_HANDLE outputs, which TFLM points at the op's OpData in the tail (VarHandlePrepare):
     (subgraph, tensor) -> int32 view of that OpData's resource_id."""
-    by_label = {t.label: t.address for t in layout.tail_allocations}
-    views = {}
-    for sg in model.subgraphs:
-        for op in sg.operators:
-            if op.name != "VAR_HANDLE" or not op.outputs:
-                continue
-            key = (sg.index, op.outputs[0])
-            if key in layout.tensor_offsets:
-                continue  # planned like any tensor
-            address = by_label.get(f"VAR_HANDLE init (op {op.index}, subgraph {sg.index})")
-            if address is None:
-                raise InterpreterError(
-                    f"no OpData found in the tail for VAR_HANDLE operator {op.index} of "
-                    f"subgraph {sg.index}")
-            views[key] = arena[address:address + 4].view(np.int32)
-    return views
+    return {key: arena[address:address + 4].view(np.int32)
+            for key, address in layout.bound_tensor_offsets.items()
+            if key not in layout.tensor_offsets}
 
 
 def _categories(layout: ArenaLayout) -> dict[str, tuple[int, int, int]]:
