@@ -9,6 +9,7 @@ import argparse
 import json
 import statistics
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,16 @@ def _output_name(name: str, index: int, used: set[str]) -> str:
     return key
 
 
+def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """The arrays as an .npz archive (what np.savez writes: one NAME.npy per entry in an
+    uncompressed zip). Written here because np.savez(path, **arrays) takes an output named
+    "file" or "allow_pickle" as its own keyword argument instead of an array."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, value in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Load MODEL, feed the input file (or random data), invoke, print outputs and report."""
     from tinyarena.interpreter import Interpreter
@@ -70,8 +81,8 @@ def run_command(args: argparse.Namespace) -> int:
         if not str(args.output).endswith(".npz"):
             args.output = f"{args.output}.npz"
         used: set[str] = set()
-        np.savez(args.output, **{_output_name(d["name"], i, used): v
-                                 for i, (d, v) in enumerate(zip(out_details, outputs))})
+        _save_npz(args.output, {_output_name(d["name"], i, used): v
+                                for i, (d, v) in enumerate(zip(out_details, outputs))})
     if args.json:
         data = {
             "model": str(args.model), "input": source,

@@ -18,6 +18,8 @@ from typing import Sequence
 import flatbuffers
 import numpy as np
 
+from tinyarena.errors import BuildError
+
 BUFFER_ALIGNMENT = 16
 SCHEMA_VERSION = 3
 FILE_IDENTIFIER = b"TFL3"
@@ -154,8 +156,11 @@ def _write_options(b: flatbuffers.Builder, table: OptionsTable) -> int:
             if f.value is not None:
                 children[f.slot] = b.CreateString(str(f.value))
         elif f.kind.startswith("["):
-            if f.value is not None:
+            if isinstance(f.value, (list, tuple, np.ndarray)):
                 children[f.slot] = _vector(b, f.value, f.kind[1:-1])
+            elif f.value is not None:
+                raise BuildError(f"options slot {f.slot} is a {f.kind} vector but holds "
+                                 f"{type(f.value).__name__}; give a list of values")
     slots = max((f.slot for f in table.fields), default=-1) + 1
     b.StartObject(slots)
     # Larger scalars first, like flatc's generated builders, so the table packs tightly.

@@ -135,12 +135,16 @@ def dequantize(values: Any, scale: Any, zero_point: Any = 0, *,
                axis: int | None = None) -> np.ndarray:
     """scale * (values - zero_point) as float32 (per channel along ``axis`` when given)."""
     array = np.asarray(values, dtype=np.float64)
-    scale_arr = np.asarray(scale, dtype=np.float64).reshape(-1)
-    zp_arr = np.asarray(zero_point, dtype=np.float64).reshape(-1)
+    scale_arr: np.ndarray = np.asarray(scale, dtype=np.float64).reshape(-1)
+    zp_arr: np.ndarray = np.asarray(zero_point, dtype=np.float64).reshape(-1)
     if scale_arr.size > 1 or zp_arr.size > 1:
         scale_arr, zp_arr = _along_axis(scale_arr, zp_arr, array.ndim, axis)
+    elif scale_arr.size == 1:
+        # 0-d arrays broadcast exactly like the scalars they hold
+        scale_arr = scale_arr.reshape(())
+        zp_arr = zp_arr.reshape(()) if zp_arr.size else np.zeros((), np.float64)
     else:
-        scale_arr, zp_arr = scale_arr[0], (zp_arr[0] if zp_arr.size else 0.0)
+        raise BuildError("dequantize needs a scale; got an empty one")
     return (scale_arr * (array - zp_arr)).astype(np.float32)
 
 

@@ -31,7 +31,7 @@ from tinyarena.errors import (
 )
 from tinyarena.interpreter.graph import Graph, SubgraphViews
 from tinyarena.interpreter.resolver import OpResolver
-from tinyarena.kernels.base import Registration
+from tinyarena.kernels.base import EvalFn, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
 
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
@@ -300,14 +300,14 @@ class Interpreter:
                       for v, sg in zip(views, self._model.subgraphs))
         op_data = tuple(tuple(layout.op_data.get((sg.index, op.index))
                               for op in sg.operators) for sg in self._model.subgraphs)
-        evals = tuple(tuple(reg.eval for reg in regs) for regs in registrations)
+        evals = tuple(tuple(_eval_fn(reg) for reg in regs) for regs in registrations)
         graph = Graph(model=self._model, target=get_target(self._target_name),
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
                       workspaces=workspaces, resources=tuple(r for r, _ in resources))
         variables = tuple(
-            (views[sg.index].byte_views[t.index], _reset_value(t))
+            (view, _reset_value(t))
             for sg in self._model.subgraphs for t in sg.tensors
-            if t.is_variable and views[sg.index].byte_views[t.index] is not None)
+            if t.is_variable and (view := views[sg.index].byte_views[t.index]) is not None)
         return _Allocation(layout=layout, graph=graph, views=views,
                            workspace_memory=workspace_memory, scratch_pool=pool,
                            persistent_workspaces=len(workspace_memory) - 1,
@@ -495,6 +495,15 @@ def _details(tensor: Tensor) -> dict[str, Any]:
                                     "quantized_dimension": dimension},
         "sparsity_parameters": {},
     }
+
+
+def _eval_fn(reg: Registration) -> EvalFn:
+    """The kernel's eval; ``_resolve`` has already refused models with an op that has none."""
+    if reg.eval is None:
+        raise UnsupportedOpError(f"{reg.name} has no eval kernel in tinyarena yet (its arena "
+                                 f"size is known: use tinyarena.allocate_model for sizing)",
+                                 op_name=reg.name)
+    return reg.eval
 
 
 def _subgraph_views(arena: np.ndarray, sg: Subgraph,

@@ -906,8 +906,14 @@ def fully_connected_small(data: FullyConnectedData, x: np.ndarray, out: np.ndarr
         np.copyto(acci, acc, casting="unsafe")
         if data.acc_bias is not None:
             np.add(acci, data.acc_bias, out=acci)
-        requantize_inplace(acci, data.rq, out2, ws(data.ws_tmp))  # type: ignore[arg-type]
+        if data.rq is None:
+            raise KernelError("internal error: a quantized FULLY_CONNECTED was prepared without "
+                              "its requantisation constants")
+        requantize_inplace(acci, data.rq, out2, ws(data.ws_tmp))
         return
+    if data.bias_f is None:
+        raise KernelError("internal error: a small float FULLY_CONNECTED was prepared without "
+                          "its bias row")
     prod = ws(data.ws_prod)
     np.multiply(ws(data.ws_wt), x2[:, None, :], out=prod)
     np.add.accumulate(prod, axis=2, out=prod)

@@ -18,9 +18,10 @@ pairing. What needs care is the arithmetic per element:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._fixedpoint import (
@@ -220,7 +221,8 @@ def int32_binary(ufunc: np.ufunc, x1: np.ndarray, x2: np.ndarray, act_min: int, 
 # length per op) while keeping numpy's per-call overhead small against the per-element work.
 CHUNK = 8192
 
-Block = tuple[tuple[object, ...], tuple[object, ...], tuple[object, ...], tuple[int, ...], int]
+Index = tuple[int | slice, ...]
+Block = tuple[Index, Index, Index, tuple[int, ...], int]
 
 
 @dataclass(frozen=True)
@@ -327,8 +329,8 @@ class BinaryRun:
     kind: str
     ufunc: np.ufunc
     plan: BroadcastPlan
-    lo: object = None
-    hi: object = None
+    lo: np.generic | None = None
+    hi: np.generic | None = None
     clamp: bool = False
     table: np.ndarray | None = None
     params: AddSubParams | MulParams | None = None
@@ -341,8 +343,8 @@ def _value_bounds(dtype: np.dtype, offset: int) -> tuple[int, int]:
     return int(info.min) + offset, int(info.max) + offset
 
 
-def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Tensor,
-                out_type: np.dtype, *, float_range: tuple[float, float] | None = None,
+def plan_binary(ctx: PrepareContext, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Tensor,
+                out_type: DTypeLike, *, float_range: tuple[float, float] | None = None,
                 int_range: tuple[int, int] | None = None,
                 params: AddSubParams | MulParams | None = None,
                 chunk: int = CHUNK) -> BinaryRun:
@@ -352,12 +354,12 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
     if dtype == np.float32 or dtype == np.int32:
         # One collapsed axis: each input is whole or a single value, and numpy runs the ufunc
         # over the views without buffering; otherwise blocks go through a workspace.
-        request = ctx.request_workspace  # type: ignore[attr-defined]
         # scratch: every block copies its expanded inputs in before the ufunc reads them
-        ws = -1 if len(plan.shape_out) == 1 else request((2, plan.chunk), dtype,
-                                                         persistent=False)
+        ws = -1 if len(plan.shape_out) == 1 else ctx.request_workspace((2, plan.chunk), dtype,
+                                                                       persistent=False)
         if dtype == np.float32:
-            assert float_range is not None
+            if float_range is None:
+                raise KernelError(f"{op_name}: the float32 path needs its activation range")
             lo, hi = np.float32(float_range[0]), np.float32(float_range[1])
             return BinaryRun("float", ufunc, plan, lo, hi, True, workspace=ws)
         lo32, hi32 = int_range if int_range is not None else (INT32_MIN, INT32_MAX)
@@ -365,9 +367,13 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
                          (lo32, hi32) != (INT32_MIN, INT32_MAX), workspace=ws)
     subtract = ufunc is np.subtract
     if dtype == np.int8:
-        table = (mul_table(params) if isinstance(params, MulParams)
-                 else add_sub_table(params, subtract=subtract))  # type: ignore[arg-type]
-        handle = ctx.request_workspace((2, plan.chunk), np.intp,  # type: ignore[attr-defined]
+        if isinstance(params, MulParams):
+            table = mul_table(params)
+        elif isinstance(params, AddSubParams):
+            table = add_sub_table(params, subtract=subtract)
+        else:
+            raise KernelError(f"{op_name}: the int8 path needs its quantization parameters")
+        handle = ctx.request_workspace((2, plan.chunk), np.intp,
                                        persistent=False)  # each block writes, then reads
         return BinaryRun("table", ufunc, plan, table=table, params=params, workspace=handle)
     if dtype != np.int16:
@@ -378,11 +384,12 @@ def plan_binary(ctx: object, op_name: str, ufunc: np.ufunc, in1: Tensor, in2: Te
         corners = [lo1 * lo2, lo1 * hi2, hi1 * lo2, hi1 * hi2]
         wrap = min(corners) < INT32_MIN or max(corners) > INT32_MAX
         kind = "mul16"
-    else:
-        assert isinstance(params, AddSubParams)
+    elif isinstance(params, AddSubParams):
         wrap = True  # the scaled inputs may sum past int32 at the extremes of int16
         kind = "addsub16"
-    handle = ctx.request_workspace((3, plan.chunk), np.int64,  # type: ignore[attr-defined]
+    else:
+        raise KernelError(f"{op_name}: the int16 path needs its quantization parameters")
+    handle = ctx.request_workspace((3, plan.chunk), np.int64,
                                    persistent=False)  # each block writes, then reads
     return BinaryRun(kind, ufunc, plan, params=params, wrap=wrap, workspace=handle)
 
@@ -406,11 +413,16 @@ def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
         else:
             _run_expanded(run.ufunc, a, b, o, plan.blocks, workspace)
         if run.clamp:
+            if run.lo is None or run.hi is None:
+                raise KernelError("internal error: a clamped binary run has no bounds")
             np.maximum(o, run.lo, out=o)
             np.minimum(o, run.hi, out=o)
         return
-    assert workspace is not None
+    if workspace is None:
+        raise KernelError(f"internal error: the {kind} path of a binary op needs its workspace")
     if kind == "table":
+        if run.table is None:
+            raise KernelError("internal error: the int8 binary run has no table")
         _run_table(run.table, a.view(np.uint8), b.view(np.uint8), o, plan.blocks, workspace)
     elif kind == "addsub16":
         _run_addsub16(run, a, b, o, workspace)
@@ -461,7 +473,8 @@ def _run_addsub16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
                   ws: np.ndarray) -> None:
     """int16 AddFunc / BroadcastQuantSubSlow on int64 blocks of the workspace."""
     p = run.params
-    assert isinstance(p, AddSubParams)
+    if not isinstance(p, AddSubParams):
+        raise KernelError("internal error: the int16 ADD/SUB run lacks its AddSubParams")
     for (oi, i1, i2, _, _), s1, s2, tmp in _int64_blocks(run, ws):
         for dst, src, off, m, sh in ((s1, a[i1], p.input1_offset, p.input1_multiplier,
                                       p.input1_shift),
@@ -479,7 +492,8 @@ def _run_mul16(run: BinaryRun, a: np.ndarray, b: np.ndarray, o: np.ndarray,
                ws: np.ndarray) -> None:
     """int16 MulElementwise on int64 blocks of the workspace."""
     p = run.params
-    assert isinstance(p, MulParams)
+    if not isinstance(p, MulParams):
+        raise KernelError("internal error: the int16 MUL run lacks its MulParams")
     for (oi, i1, i2, _, _), s1, s2, tmp in _int64_blocks(run, ws):
         np.copyto(s1, a[i1])
         s1 += p.input1_offset
@@ -493,7 +507,8 @@ def _finish(run: BinaryRun, acc: np.ndarray, tmp: np.ndarray, out: np.ndarray) -
     """The int16 paths' common end: wrap to int32 when the plan says the raw result can leave
     it, MultiplyByQuantizedMultiplier (left shift wrapped as int32), offset, clamp, store."""
     p = run.params
-    assert p is not None
+    if p is None:
+        raise KernelError("internal error: the int16 binary run lacks its parameters")
     if run.wrap:
         wrap_int32_inplace(acc)
     multiply_by_quantized_multiplier_inplace(acc, p.output_multiplier, p.output_shift, tmp)
@@ -528,7 +543,7 @@ class BinaryOp:
     ufunc: np.ufunc
     op_data: str
     builtin_data: str
-    options: type
+    options: type[Any]
     quantized: QuantizedParamsFn
     int32_activation: bool = True
     check_int32: Callable[[Tensor, Tensor, Tensor], None] | None = None
@@ -597,7 +612,9 @@ def _prepare_binary(spec: BinaryOp, ctx: PrepareContext, op: Operator) -> Binary
 def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
     """Eval: the prepared plan run over input1, input2 into the output (see run_binary)."""
     run = data.run
-    assert run is not None
+    if run is None:
+        raise KernelError(f"internal error: {op.name} was evaluated before its prepare made a "
+                          "plan")
     run_binary(run, ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.inputs[1]),
                ctx.tensor_data(op.outputs[0]),
                ctx.workspace(run.workspace) if run.workspace >= 0 else None)

@@ -77,7 +77,7 @@ def _i64(x: np.ndarray | int) -> np.ndarray:
     return np.asarray(x, dtype=np.int64)
 
 
-def mul(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+def mul(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
     """FixedPoint operator*: SaturatingRoundingDoublingHighMul; integer bits add up."""
     return saturating_rounding_doubling_high_mul(a, b)
 

@@ -39,6 +39,7 @@ from tinyarena.kernels._quant import (
     requantize_int64_inplace,
     wrap_int32,
 )
+from tinyarena.kernels.base import PrepareContext
 
 F32 = np.float32
 GATES = ("forget", "input", "cell", "output")
@@ -221,8 +222,8 @@ class LstmPlan:
 GateArrays = dict[str, tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
 
 
-def lstm_plan(ctx: object, kind: str, time_major: bool, x_shape: tuple[int, ...], n_state: int,
-              weights: GateArrays, quant: LstmQuant | None) -> LstmPlan:
+def lstm_plan(ctx: PrepareContext, kind: str, time_major: bool, x_shape: tuple[int, ...],
+              n_state: int, weights: GateArrays, quant: LstmQuant | None) -> LstmPlan:
     """Stack the gates' weights and request the eval scratch (Python-side workspaces).
 
     ``weights[g]`` = (input weights (S, I), recurrent weights (S, S), bias (S,) or None), float32
@@ -234,19 +235,20 @@ def lstm_plan(ctx: object, kind: str, time_major: bool, x_shape: tuple[int, ...]
     n_input, rows, cols = x_shape[2], steps * batch, 4 * n_state
 
     def request(shape: tuple[int, ...], dtype: type) -> int:
-        return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
-                                         persistent=False))
+        return int(ctx.request_workspace(shape, dtype, persistent=False))
 
     w_in = np.ascontiguousarray(np.concatenate([weights[g][0] for g in STACKED], axis=0).T)
     w_rec = np.ascontiguousarray(np.concatenate([weights[g][1] for g in STACKED], axis=0).T)
     if kind == "float":
         bias = np.concatenate([np.zeros(n_state, F32) if weights[g][2] is None
                                else np.asarray(weights[g][2], F32) for g in STACKED])
-        ws = (request((rows, cols), F32), request((rows, cols), F32),
-              request((batch, n_state + 1, cols), F32), request((batch, cols), F32))
+        ws_float = (request((rows, cols), F32), request((rows, cols), F32),
+                    request((batch, n_state + 1, cols), F32), request((batch, cols), F32))
         return LstmPlan(kind, time_major, steps, batch, n_input, n_state, w_in.astype(F32),
-                        w_rec.astype(F32), bias, 0, 0, None, None, ws)
-    assert quant is not None
+                        w_rec.astype(F32), bias, 0, 0, None, None, ws_float)
+    if quant is None:
+        raise KernelError(f"LSTM: the {kind} kernel needs the quantization parameters of its "
+                          "gates; none were computed")
     bias = np.concatenate([np.zeros(n_state, np.int64) if weights[g][2] is None
                            else np.asarray(weights[g][2], np.int64) for g in STACKED])
 

@@ -23,6 +23,7 @@ from tinyarena.kernels._quant import (
     calculate_activation_range_quantized,
 )
 from tinyarena.kernels._unary import quant_params
+from tinyarena.kernels.base import PrepareContext
 from tinyarena.model.options import Pool2DOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
@@ -128,17 +129,17 @@ class PoolPlan:
     rows: int
     interior: tuple[slice, slice]  # where the input goes inside ``padded``
     input_rows: tuple[slice, slice]  # the part of the input that any window reads
-    pad_value: object  # 0 or the lowest value, as a scalar of ``dtype``
+    pad_value: np.generic  # 0 or the lowest value, as a scalar of ``dtype``
     taps: tuple[tuple[slice, slice], ...]  # strided tap views of ``padded``
     windows: tuple[tuple[int, int, slice, slice], ...]  # oy, ox, window slices of ``padded``
     by_taps: bool
     divisor: np.ndarray | None  # (N, OH, OW, C) window counts (average)
     half: np.ndarray | None  # divisor // 2 (integer average)
-    lo: object
-    hi: object
+    lo: np.generic
+    hi: np.generic
 
 
-def pool_plan(ctx: object, p: PoolOpData, in_shape: tuple[int, ...], *, average: bool,
+def pool_plan(ctx: PrepareContext, p: PoolOpData, in_shape: tuple[int, ...], *, average: bool,
               in_dtype: np.dtype) -> PoolPlan:
     """Prepare-time layout of :class:`PoolPlan` and its workspace requests."""
     n, out_h, out_w, c = p.out_shape
@@ -147,6 +148,7 @@ def pool_plan(ctx: object, p: PoolOpData, in_shape: tuple[int, ...], *, average:
     pad_h, pad_w = p.padding
     hp = (out_h - 1) * p.stride_h + fh
     wp = (out_w - 1) * p.stride_w + fw
+    dtype: np.dtype
     if average:
         dtype = np.dtype(np.float32) if p.type == _F32 else np.dtype(np.int32)
         pad_value = 0.0
@@ -157,8 +159,7 @@ def pool_plan(ctx: object, p: PoolOpData, in_shape: tuple[int, ...], *, average:
     # Every workspace is scratch: eval fills the padded buffer whole, and writes the
     # accumulator, temporary and window rows before reading them.
     def request(shape: tuple[int, ...], dtype: np.dtype) -> int:
-        return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
-                                         persistent=False))
+        return int(ctx.request_workspace(shape, dtype, persistent=False))
 
     needs_pad = pad_h > 0 or pad_w > 0 or hp > in_h or wp > in_w
     padded = request((n, hp, wp, c), dtype) if needs_pad else -1
@@ -208,7 +209,8 @@ def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | 
             rows: np.ndarray | None, combine: np.ufunc) -> None:
     """acc = the combination (add or fmax/maximum) of every window, in TFLM's tap order."""
     if plan.by_taps:
-        assert tmp is not None
+        if tmp is None:
+            raise KernelError("internal error: pooling by taps needs its temporary workspace")
         first = True
         for ty, tx in plan.taps:
             if first:
@@ -221,7 +223,8 @@ def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | 
             np.copyto(tmp, src[:, ty, tx], casting="unsafe")
             combine(acc, tmp, out=acc)
         return
-    assert rows is not None
+    if rows is None:
+        raise KernelError("internal error: pooling by windows needs its rows workspace")
     n, c = acc.shape[0], acc.shape[3]
     rows[0] = plan.pad_value
     body = rows[1:]
@@ -234,6 +237,13 @@ def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | 
         rows[0] = plan.pad_value
 
 
+def _plan(p: PoolOpData) -> PoolPlan:
+    if p.plan is None:
+        raise KernelError("internal error: the pooling op was evaluated before its prepare "
+                          "made a plan")
+    return p.plan
+
+
 def average_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
                  ws: Callable[[int], np.ndarray]) -> None:
     """reference_ops::AveragePool (float) / reference_integer_ops::AveragePool (int8, int16).
@@ -241,8 +251,9 @@ def average_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
     float32 sums every window in TFLM's order and divides by the float count; integers sum in
     int32 and divide rounding half away from zero: sign(t) * ((|t| + count/2) / count).
     """
-    plan = p.plan
-    assert plan is not None and plan.divisor is not None
+    plan = _plan(p)
+    if plan.divisor is None:
+        raise KernelError("internal error: AVERAGE_POOL_2D was prepared without its divisors")
     acc = ws(plan.acc)
     tmp = ws(plan.tmp)
     rows = ws(plan.rows) if plan.rows >= 0 else None
@@ -250,7 +261,9 @@ def average_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
     if p.type == _F32:
         np.divide(acc, plan.divisor, out=acc)
     else:
-        assert plan.half is not None
+        if plan.half is None:
+            raise KernelError("internal error: an integer AVERAGE_POOL_2D was prepared without "
+                              "its rounding terms")
         np.sign(acc, out=tmp)
         np.abs(acc, out=acc)
         acc += plan.half
@@ -268,8 +281,7 @@ def max_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
     Starts from the type's lowest value; float uses fmax, which like TFLM's std::max loop
     skips NaN inputs.
     """
-    plan = p.plan
-    assert plan is not None
+    plan = _plan(p)
     combine = np.fmax if p.type == _F32 else np.maximum
     acc = ws(plan.acc)
     if plan.by_taps:

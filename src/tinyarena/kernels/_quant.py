@@ -483,7 +483,9 @@ def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
     if not rq.fused:
         _requantize_two_step(acc, rq, out, tmp)
         return
-    assert rq.fused_add is not None and rq.fused_fix is not None
+    if rq.fused_add is None or rq.fused_shift is None:
+        raise KernelError("internal error: ChannelRequant says fused but lacks the fused "
+                          "constants; build it with ChannelRequant.make")
     np.bitwise_and(acc, -(1 << 31), out=tmp)  # -n * 2**31
     if not rq.fused_all_fix:
         np.multiply(tmp, rq.rounds, out=tmp)  # no rounding term for r = 0 channels

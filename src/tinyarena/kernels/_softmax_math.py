@@ -214,6 +214,8 @@ def _softmax_int8_small(rows: np.ndarray, exp_table: np.ndarray, contrib_table: 
     exp = exp_table[index]
     sums = contrib_table[index].sum(axis=1).tolist()
     out_min = -(1 << (out_bits - 1))
+    scale: int | np.ndarray  # one row: Python ints; several rows: a column of int64 per row
+    exponent: int | np.ndarray
     if len(sums) == 1:
         scale, exponent = _output_scaling(sums[0], out_bits)
     else:

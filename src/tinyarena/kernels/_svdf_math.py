@@ -26,6 +26,7 @@ from tinyarena.kernels._fixedpoint import (
 )
 from tinyarena.kernels._libm import tanhf
 from tinyarena.kernels._quant import ChannelRequant, quantize_multiplier, requantize_inplace
+from tinyarena.kernels.base import PrepareContext
 
 F32 = np.float32
 
@@ -142,7 +143,7 @@ def _exact_float_dtype(bound: int) -> Any:
     return None
 
 
-def svdf_int_fast(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int,
+def svdf_int_fast(ctx: PrepareContext, batch: int, n_in: int, n_filter: int, n_memory: int,
                   rank: int, state_dtype: np.dtype, q: SvdfQuant, w_feature: np.ndarray,
                   w_time: np.ndarray, bias: np.ndarray | None) -> SvdfIntFast | None:
     """Constants and workspaces of :class:`SvdfIntFast`; None when a bound does not hold."""
@@ -168,12 +169,10 @@ def svdf_int_fast(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: i
     wrap2 = int((abs_wt * max_s + np.abs(b)).max(initial=0)) >= 1 << 31
 
     def scratch(shape: tuple[int, ...], dtype: Any) -> int:
-        return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
-                                         persistent=False))
+        return int(ctx.request_workspace(shape, dtype, persistent=False))
 
     def constant(array: np.ndarray) -> int:
-        return int(ctx.request_workspace(array.shape, array.dtype,  # type: ignore[attr-defined]
-                                         initial=array))
+        return int(ctx.request_workspace(array.shape, array.dtype, initial=array))
 
     wf_aug = np.ascontiguousarray(np.concatenate([wf.T, c1.reshape(1, -1)]).astype(f_dtype))
     i64 = np.int64
@@ -226,7 +225,7 @@ def svdf_integer_fast(x: np.ndarray, state: np.ndarray, out: np.ndarray, p: Svdf
     requantize_inplace(acc2, p.rq2, out.reshape(acc2.shape), ws(p.ws_tmp2))
 
 
-def svdf_plan(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int, rank: int,
+def svdf_plan(ctx: PrepareContext, batch: int, n_in: int, n_filter: int, n_memory: int, rank: int,
               state_dtype: np.dtype, integer: bool, w_feature: np.ndarray | None,
               w_time: np.ndarray | None, bias: np.ndarray | None,
               quant: SvdfQuant | None = None) -> SvdfPlan:
@@ -239,8 +238,7 @@ def svdf_plan(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int, 
     # All scratch: the state lives in the arena (a variable tensor); every workspace is
     # written before it is read in each eval.
     def request(shape: tuple[int, ...], dtype: Any) -> int:
-        return int(ctx.request_workspace(shape, dtype,  # type: ignore[attr-defined]
-                                         persistent=False))
+        return int(ctx.request_workspace(shape, dtype, persistent=False))
 
     if integer and quant is not None and w_feature is not None and w_time is not None:
         fast = svdf_int_fast(ctx, batch, n_in, n_filter, n_memory, rank, state_dtype, quant,
@@ -261,9 +259,10 @@ def svdf_plan(ctx: object, batch: int, n_in: int, n_filter: int, n_memory: int, 
               request((batch, n_unit), i64), request((batch, n_unit), i64))
         return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, True, wf, wt, b, ws)
     f32 = np.float32
-    ws = (shift, request((n_filter, n_in), f32), request((n_filter,), f32),
-          request((n_filter, n_memory), f32), request((n_unit, rank + 1), f32))
-    return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, False, None, None, None, ws)
+    ws_float = (shift, request((n_filter, n_in), f32), request((n_filter,), f32),
+                request((n_filter, n_memory), f32), request((n_unit, rank + 1), f32))
+    return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, False, None, None, None,
+                    ws_float)
 
 
 def _shift_state(state: np.ndarray, spare: np.ndarray) -> None:

@@ -40,7 +40,9 @@ from tinyarena.model.types import Operator, Tensor
 
 
 class Target(Protocol):
-    name: str
+    # Read-only members: the allocator passes a frozen ``arena.targets.TargetProfile``.
+    @property
+    def name(self) -> str: ...
 
     def sizeof(self, struct: str) -> int: ...
 
@@ -48,7 +50,8 @@ class Target(Protocol):
 
 
 class InitContext(Protocol):
-    target: Target
+    @property
+    def target(self) -> Target: ...
 
     def allocate_persistent(self, nbytes: int) -> int:
         """TFLM's AllocatePersistentBuffer (16-aligned, tail). Returns a handle."""
@@ -129,6 +132,16 @@ def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool
 InitFn = Callable[[InitContext, Operator], None]
 PrepareFn = Callable[[PrepareContext, Operator], Any]
 EvalFn = Callable[[EvalContext, Operator, Any], None]
+
+
+def required_tensor(ctx: PrepareContext, index: int, op_name: str, role: str) -> Tensor:
+    """The tensor at ``index``, which the kernel cannot run without: KernelError naming the op
+    and the tensor's role when the model omits it (index -1), as TFLM's TF_LITE_ENSURE does."""
+    tensor = ctx.tensor(index) if index >= 0 else None
+    if tensor is None:
+        raise KernelError(f"{op_name} needs its {role} tensor, but the model omits it "
+                          f"(index {index}); give the operator that tensor")
+    return tensor
 
 
 @dataclass(frozen=True)

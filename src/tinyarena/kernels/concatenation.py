@@ -13,7 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    required_tensor,
+)
 from tinyarena.model.options import ConcatenationOptions
 from tinyarena.model.types import Operator, Tensor, TensorType
 
@@ -47,8 +53,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     """ConcatenationPrepare: type checks, quantization checks, the positive axis."""
     ctx.allocate_temp_tensor(op.inputs[0])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    first, out = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[OUTPUT])
-    assert first is not None and out is not None
+    first = required_tensor(ctx, op.inputs[0], "CONCATENATION", "first input")
+    out = required_tensor(ctx, op.outputs[OUTPUT], "CONCATENATION", "output")
     options = op.options if isinstance(op.options, ConcatenationOptions) \
         else ConcatenationOptions()
     if options.fused_activation_function != "NONE":
@@ -80,7 +86,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         raise KernelError(f"CONCATENATION: axis {options.axis} out of range for rank {rank}")
     total = 0
     for index in op.inputs:
-        shape = ctx.tensor(index).shape  # type: ignore[union-attr]
+        shape = required_tensor(ctx, index, "CONCATENATION", "input").shape
         if len(shape) != rank or any(shape[j] != out.shape[j] for j in range(rank) if j != axis):
             raise KernelError(f"CONCATENATION: input shape {shape} does not fit output "
                               f"{out.shape} along axis {axis}")

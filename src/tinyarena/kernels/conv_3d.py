@@ -58,7 +58,7 @@ class Geometry3D:
             max(i + p, (o - 1) * s + (k - 1) * d + 1) if o > 0 else i + p
             for i, o, k, s, d, p in zip(self.in_shape, self.out_shape, self.kernel, self.stride,
                                         self.dilation, self.pad))
-        return (self.batches, *dims, self.in_c)  # type: ignore[return-value]
+        return (self.batches, *dims, self.in_c)
 
     @property
     def outputs(self) -> int:
@@ -128,15 +128,17 @@ def _geometry(input_t: Tensor, filter_t: Tensor, output_t: Tensor, opts: Any) ->
         raise KernelError(f"CONV_3D strides {stride} and dilations {dilation} must be positive")
     sizes = [compute_out_size(opts.padding, i, k, s, dl)
              for i, k, s, dl in zip((d, h, w), (kd, kh, kw), stride, dilation)]
-    out = tuple(0 if s is None else s for s in sizes)  # ComputeOutSize: 0 when invalid
+    out_d, out_h, out_w = (0 if s is None else s for s in sizes)  # ComputeOutSize: 0 if invalid
+    out = (out_d, out_h, out_w)
     expected = (n, *out, cout)
     if tuple(output_t.shape) != expected:
         raise KernelError(f"CONV_3D output shape {tuple(output_t.shape)} differs from the "
                           f"{expected} that padding {opts.padding} gives; fix the model")
-    pad = tuple(padding_with_offset(s, dl, i, k, o)[0]
-                for s, dl, i, k, o in zip(stride, dilation, (d, h, w), (kd, kh, kw), out))
+    pad_d, pad_h, pad_w = (padding_with_offset(s, dl, i, k, o)[0]
+                           for s, dl, i, k, o in zip(stride, dilation, (d, h, w), (kd, kh, kw),
+                                                     out))
     return Geometry3D(n, (d, h, w), cin, out, cout, (kd, kh, kw), stride, dilation,
-                      pad)  # type: ignore[arg-type]
+                      (pad_d, pad_h, pad_w))
 
 
 def _weights(filt: np.ndarray, dtype: Any) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import copy_if_distinct
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
+from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -25,9 +25,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> None:
         raise KernelError("EXPAND_DIMS takes two inputs (data, axis) and one output")
     for index in (op.inputs[INPUT], op.inputs[AXIS], op.outputs[OUTPUT]):
         ctx.allocate_temp_tensor(index)
-    inp, axis_t = ctx.tensor(op.inputs[INPUT]), ctx.tensor(op.inputs[AXIS])
-    out = ctx.tensor(op.outputs[OUTPUT])
-    assert inp is not None and axis_t is not None and out is not None
+    inp = required_tensor(ctx, op.inputs[INPUT], "EXPAND_DIMS", "input")
+    axis_t = required_tensor(ctx, op.inputs[AXIS], "EXPAND_DIMS", "axis")
+    out = required_tensor(ctx, op.outputs[OUTPUT], "EXPAND_DIMS", "output")
     if axis_t.data is None:
         raise KernelError("EXPAND_DIMS: non-constant axis tensor is not supported; make it a "
                           "constant")

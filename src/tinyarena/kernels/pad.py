@@ -12,7 +12,13 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import tensor_quant
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    required_tensor,
+)
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
 INPUT = 0
@@ -52,10 +58,10 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
     if len(op.inputs) not in (2, 3) or len(op.outputs) != 1:
         raise KernelError("PAD takes two or three inputs and one output")
-    inp, pads = ctx.tensor(op.inputs[INPUT]), ctx.tensor(op.inputs[PADDINGS])
+    inp = required_tensor(ctx, op.inputs[INPUT], "PAD", "input")
+    pads = required_tensor(ctx, op.inputs[PADDINGS], "PAD", "paddings")
     const = ctx.tensor(op.inputs[CONSTANT_VALUES]) if len(op.inputs) == 3 else None
-    out = ctx.tensor(op.outputs[OUTPUT])
-    assert inp is not None and pads is not None and out is not None
+    out = required_tensor(ctx, op.outputs[OUTPUT], "PAD", "output")
     if inp.type != out.type:
         raise KernelError("PAD: input and output types differ")
     if len(inp.shape) > MAX_DIMS:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import copy_if_distinct
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
+from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import Operator
 
 INPUT = 0
@@ -21,8 +21,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> None:
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
     if len(op.inputs) not in (1, 2) or len(op.outputs) != 1:
         raise KernelError("RESHAPE takes one or two inputs and one output")
-    inp, out = ctx.tensor(op.inputs[INPUT]), ctx.tensor(op.outputs[OUTPUT])
-    assert inp is not None and out is not None
+    inp = required_tensor(ctx, op.inputs[INPUT], "RESHAPE", "input")
+    out = required_tensor(ctx, op.outputs[OUTPUT], "RESHAPE", "output")
     shape = tuple(out.shape)
     if len(op.inputs) == 1 and shape == (0,):  # legacy scalar: a [0] shape means rank 0
         shape = ()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._elementwise import copy_if_distinct
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
+from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.options import SqueezeOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -37,8 +37,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> None:
         raise KernelError("SQUEEZE takes one input and one output")
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
-    inp, out = ctx.tensor(op.inputs[INPUT]), ctx.tensor(op.outputs[OUTPUT])
-    assert inp is not None and out is not None
+    inp = required_tensor(ctx, op.inputs[INPUT], "SQUEEZE", "input")
+    out = required_tensor(ctx, op.outputs[OUTPUT], "SQUEEZE", "output")
     if len(inp.shape) > MAX_SQUEEZE_DIMS:
         raise KernelError(f"SQUEEZE supports at most {MAX_SQUEEZE_DIMS} input dimensions")
     options = op.options if isinstance(op.options, SqueezeOptions) else SqueezeOptions()

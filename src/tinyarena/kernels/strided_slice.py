@@ -18,7 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    required_tensor,
+)
 from tinyarena.model.options import StridedSliceOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -119,8 +125,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                           "output")
     for index in (*op.inputs, op.outputs[OUTPUT]):
         ctx.allocate_temp_tensor(index)
-    inp, out = ctx.tensor(op.inputs[INPUT]), ctx.tensor(op.outputs[OUTPUT])
-    assert inp is not None and out is not None
+    inp = required_tensor(ctx, op.inputs[INPUT], "STRIDED_SLICE", "input")
+    out = required_tensor(ctx, op.outputs[OUTPUT], "STRIDED_SLICE", "output")
     dims = len(inp.shape)
     if dims > MAX_DIM:
         raise KernelError(f"STRIDED_SLICE: input dim should not exceed {MAX_DIM}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
+from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -36,9 +36,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         ctx.allocate_temp_tensor(index)
     if len(op.inputs) != 2 or len(op.outputs) != 1:
         raise KernelError("TRANSPOSE takes two inputs (data, perm) and one output")
-    inp, perm_t = ctx.tensor(op.inputs[INPUT]), ctx.tensor(op.inputs[PERM])
-    out = ctx.tensor(op.outputs[OUTPUT])
-    assert inp is not None and perm_t is not None and out is not None
+    inp = required_tensor(ctx, op.inputs[INPUT], "TRANSPOSE", "input")
+    perm_t = required_tensor(ctx, op.inputs[PERM], "TRANSPOSE", "perm")
+    out = required_tensor(ctx, op.outputs[OUTPUT], "TRANSPOSE", "output")
     rank = len(inp.shape)
     if rank > MAX_DIMS:
         raise KernelError("Transpose op only supports 1D-5D input arrays.")

@@ -55,23 +55,40 @@ class OpData:
 
 
 _OPTIONAL_ABSENT = (9, 10, 11, 16, 17, 20, 21, 22, 23)  # peephole, projection, layer norm
+_WEIGHTS = tuple(range(1, 9))  # input-to-gate and recurrent-to-gate weights
+_BIASES = tuple(range(12, 16))  # the four gate biases
 
 
-def _validate(op: Operator, t: list[Tensor | None], output: Tensor, time_major: bool) -> None:
-    """LstmTensors::ValidateTensorStatus and ValidateTensorSize."""
+def _gate_params(t: list[Tensor | None]) -> dict[int, Tensor]:
+    """The eight weights and four biases by input index: LstmTensors requires all of them."""
+    found: dict[int, Tensor] = {}
+    for i in _WEIGHTS + _BIASES:
+        tensor = t[i]
+        if tensor is None:
+            raise KernelError(f"LSTM: input {i} is omitted; all eight weight tensors and four "
+                              "gate biases are required (CIFG is not supported by TFLM)")
+        found[i] = tensor
+    return found
+
+
+def _validate(op: Operator, t: list[Tensor | None], output: Tensor | None,
+              time_major: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, dict[int, Tensor]]:
+    """LstmTensors::ValidateTensorStatus and ValidateTensorSize. Returns the input, output
+    state, cell state, output and the weights and biases by input index."""
     if len(op.inputs) != INTERNAL_TENSORS or len(op.outputs) != 1:
         raise KernelError("UNIDIRECTIONAL_SEQUENCE_LSTM takes 24 inputs and one output")
     source, hidden, cell = t[INPUT], t[OUTPUT_STATE], t[CELL_STATE]
     if source is None or hidden is None or cell is None:
         raise KernelError("LSTM: input, output state and cell state are required")
+    if output is None:
+        raise KernelError("LSTM: the output tensor is omitted; it is required")
     if not (hidden.is_variable and cell.is_variable):
         raise KernelError("LSTM: the output state and cell state must be variable tensors")
     if hidden.type != source.type or output.type != source.type:
         raise KernelError("LSTM: input, output state and output must have the same type")
-    if any(t[i] is None for i in range(1, 9)) or any(t[i] is None for i in range(12, 16)):
-        raise KernelError("LSTM: all eight weight tensors and four gate biases are required "
-                          "(CIFG is not supported by TFLM)")
-    if len({t[i].type for i in range(1, 9)}) != 1 or len({t[i].type for i in range(12, 16)}) != 1:
+    params = _gate_params(t)
+    if len({params[i].type for i in _WEIGHTS}) != 1 \
+            or len({params[i].type for i in _BIASES}) != 1:
         raise KernelError("LSTM: weights (and biases) must all share one type")
     if any(t[i] is not None for i in _OPTIONAL_ABSENT):
         raise KernelError("LSTM: peephole, projection and layer-norm tensors are not supported "
@@ -80,18 +97,20 @@ def _validate(op: Operator, t: list[Tensor | None], output: Tensor, time_major: 
         raise KernelError("LSTM: the input must be 3-D")
     batch = source.shape[1] if time_major else source.shape[0]
     n_input, n_state = source.shape[2], hidden.shape[1]
-    for i in range(1, 9):
+    for i in _WEIGHTS:
         want = (n_state, n_input if i < 5 else n_state)
-        if tuple(t[i].shape) != want:
-            raise KernelError(f"LSTM: weight tensor {i} has shape {t[i].shape}, expected {want}")
-    for i in range(12, 16):
-        if tuple(t[i].shape) != (n_state,):
+        if tuple(params[i].shape) != want:
+            raise KernelError(f"LSTM: weight tensor {i} has shape {params[i].shape}, expected "
+                              f"{want}")
+    for i in _BIASES:
+        if tuple(params[i].shape) != (n_state,):
             raise KernelError(f"LSTM: bias tensor {i} must have shape {(n_state,)}")
     if hidden.element_count != batch * n_state or cell.element_count != batch * n_state:
         raise KernelError("LSTM: state tensors must hold batch * state values")
     if len(output.shape) != 3 or tuple(output.shape[:2]) != tuple(source.shape[:2]) \
             or output.shape[2] != n_state:
         raise KernelError(f"LSTM: output shape {output.shape} does not match the input")
+    return source, hidden, cell, output, params
 
 
 def _per_tensor(t: Tensor) -> None:
@@ -107,25 +126,22 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
     t = [ctx.tensor(op.inputs[i]) if i < len(op.inputs) else None
          for i in range(INTERNAL_TENSORS)]
-    output = ctx.tensor(op.outputs[OUTPUT])
-    assert output is not None
+    output = ctx.tensor(op.outputs[OUTPUT]) if op.outputs else None
     options = op.options if isinstance(op.options, UnidirectionalSequenceLSTMOptions) \
         else UnidirectionalSequenceLSTMOptions()
     time_major = bool(options.time_major)
-    _validate(op, t, output, time_major)
-    source, hidden, cell = t[INPUT], t[OUTPUT_STATE], t[CELL_STATE]
-    assert source is not None and hidden is not None and cell is not None
+    source, hidden, cell, _, params = _validate(op, t, output, time_major)
     if options.fused_activation_function not in ("TANH", "SIGMOID"):
         raise KernelError("LSTM: the cell gate activation must be TANH or SIGMOID")
     weights: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
     quant = None
-    wtype = t[2].type  # type: ignore[union-attr]
+    wtype = params[2].type
     if cell.type == TensorType.FLOAT32:
         kind = "float"
         for g in GATES:
-            wi, wr, b = (t[i] for i in GATE_TENSORS[g])
+            wi, wr, b = (params[i] for i in GATE_TENSORS[g])
             weights[g] = (np.asarray(wi.data, np.float32), np.asarray(wr.data, np.float32),
-                          None if b is None else np.asarray(b.data, np.float32))
+                          np.asarray(b.data, np.float32))
     elif cell.type == TensorType.INT16:
         if source.type == TensorType.INT8 and wtype == TensorType.INT8:
             kind = "8x8_16"
@@ -136,22 +152,21 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                               "are not supported (int8 or int16 activations, int8 weights)")
         gate_q = {}
         for g in GATES:
-            wi, wr, b = (t[i] for i in GATE_TENSORS[g])
+            wi, wr, b = (params[i] for i in GATE_TENSORS[g])
             _per_tensor(wi)
             _per_tensor(wr)
             qi, qr = tensor_quant(wi), tensor_quant(wr)
             gate_q[g] = (qi, qr)
             weights[g] = (np.asarray(wi.data).astype(np.int64) - qi.zero_point,
                           np.asarray(wr.data).astype(np.int64) - qr.zero_point,
-                          None if b is None else np.asarray(b.data).astype(np.int64))
+                          np.asarray(b.data).astype(np.int64))
         quant = lstm_quant(tensor_quant(source), tensor_quant(hidden),
                            8 if hidden.type == TensorType.INT8 else 16,
                            tensor_quant(cell).scale, options.cell_clip, gate_q)
     else:
         raise KernelError(f"LSTM: cell state type {cell.type.name} not supported; the "
                           "quantized kernel needs an int16 cell state")
-    if any(t[i].data is None for i in range(1, 9)) or any(t[i].data is None
-                                                          for i in range(12, 16)):
+    if any(tensor.data is None for tensor in params.values()):
         raise KernelError("LSTM: weights and biases must be constant tensors")
     batch = source.shape[1] if time_major else source.shape[0]
     state = hidden.shape[-1]

@@ -36,6 +36,7 @@ from tinyarena.errors import ModelError
 from tinyarena.model._flatbuf import Table, scalar_type
 from tinyarena.model._schema import ENUMS, TABLES, UNIONS
 
+# mypy types the functional Enum API only for literal member lists; this one comes from the schema.
 BuiltinOperator = enum.IntEnum(  # type: ignore[misc]
     "BuiltinOperator", list(ENUMS["BuiltinOperator"].values), module=__name__)
 BuiltinOperator.__doc__ = "tflite::BuiltinOperator: every builtin operator code of the schema."
@@ -1361,11 +1362,10 @@ def decode_table(table: Table) -> Any:
             values[field.name] = tuple(items)
         elif field.scalar == "string":
             values[field.name] = table.string(field.name)
+        elif field.enum is not None:
+            values[field.name] = _enum_name(field.enum, int(table.scalar(field.name)), where)
         else:
-            value = table.scalar(field.name)
-            if field.enum is not None:
-                value = _enum_name(field.enum, int(value), where)
-            values[field.name] = value
+            values[field.name] = table.scalar(field.name)
     return spec.cls(**values)
 
 

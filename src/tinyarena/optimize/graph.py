@@ -85,7 +85,7 @@ def op_graph(model: Model, layout: ArenaLayout) -> OpGraph:
                 producer[t] = op.index
         for t in i_unique:
             consumers[t].append(op.index)
-    preds = [set() for _ in range(n)]
+    preds: list[set[int]] = [set() for _ in range(n)]
     for op in sg.operators:
         for t in ins[op.index]:
             if producer[t] != -1 and producer[t] != op.index:

@@ -317,7 +317,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
         notes.append("no smaller plan than TFLM's own was found: the model is returned "
                      "unchanged")
         return OptimizeResult(data, before, before, bound, before.head <= bound, False,
-                              tuple(range(n_ops)), order_result and order_result.exact,
+                              tuple(range(n_ops)),
+                              None if order_result is None else order_result.exact,
                               overlap, kernel_set, (), search.method, search.head,
                               search.greedy_head, time.perf_counter() - start, tuple(notes),
                               before_layout)
@@ -329,7 +330,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
                         f"{after_layout.tail}")
     return OptimizeResult(out, before, ArenaNumbers.of(confirm), bound,
                           confirm.head <= bound, True, order,
-                          order_result.exact if order_result else None, overlap, kernel_set,
+                          None if order_result is None else order_result.exact, overlap,
+                          kernel_set,
                           groups.reasons, search.method, search.head, search.greedy_head,
                           time.perf_counter() - start, tuple(notes), confirm,
                           partial=_used(partial, confirm))

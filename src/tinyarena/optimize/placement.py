@@ -264,12 +264,12 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
     offs = []
     for i in range(n):
         if fixed[i]:
-            offs.append(model.NewConstant(given[i] // unit))
+            offs.append(model.new_constant(given[i] // unit))
         else:
-            offs.append(model.NewIntVar(0, max(top - sizes[i] // unit, 0), f"o{i}"))
-    head = model.NewIntVar(bound // unit, top, "head")
+            offs.append(model.new_int_var(0, max(top - sizes[i] // unit, 0), f"o{i}"))
+    head = model.new_int_var(bound // unit, top, "head")
     for i in range(n):
-        model.Add(offs[i] + sizes[i] // unit <= head)
+        model.add(offs[i] + sizes[i] // unit <= head)
     firsts = arrays.firsts.tolist()
     lasts = arrays.lasts.tolist()
     for i in range(n):
@@ -280,19 +280,19 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
                 continue
             if sizes[i] == 0 or sizes[j] == 0:
                 continue
-            below = model.NewBoolVar(f"b{i}_{j}")
+            below = model.new_bool_var(f"b{i}_{j}")
             link = limits.get((i, j))
             if link is not None and not (fixed[i] or fixed[j]):
                 a, b = link.a, link.b
-                model.Add(offs[b] <= offs[a] + link.max_delta // unit).OnlyEnforceIf(below)
-                model.Add(offs[b] >= offs[a] + sizes[a] // unit).OnlyEnforceIf(below.Not())
+                model.add(offs[b] <= offs[a] + link.max_delta // unit).only_enforce_if(below)
+                model.add(offs[b] >= offs[a] + sizes[a] // unit).only_enforce_if(below.Not())
                 continue
-            model.Add(offs[i] + sizes[i] // unit <= offs[j]).OnlyEnforceIf(below)
-            model.Add(offs[j] + sizes[j] // unit <= offs[i]).OnlyEnforceIf(below.Not())
+            model.add(offs[i] + sizes[i] // unit <= offs[j]).only_enforce_if(below)
+            model.add(offs[j] + sizes[j] // unit <= offs[i]).only_enforce_if(below.Not())
     for i in range(n):
         if not fixed[i]:
-            model.AddHint(offs[i], int(hint[i]) // unit if unit > 1 else int(hint[i]))
-    model.Minimize(head)
+            model.add_hint(offs[i], int(hint[i]) // unit if unit > 1 else int(hint[i]))
+    model.minimize(head)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(budget_s, 0.01)
     solver.parameters.num_workers = 2

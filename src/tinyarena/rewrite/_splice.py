@@ -175,8 +175,8 @@ class Splice:
         for name in widths:
             pos = table_pos + rel_of[by_name[name].slot]
             positions[name] = pos
-            if name in refs and refs[name] is not None:
-                self.ref(pos, refs[name])  # type: ignore[arg-type]
+            if (target := refs.get(name)) is not None:
+                self.ref(pos, target)
             elif name in scalars:
                 self.head[pos:pos + len(scalars[name])] = scalars[name]
             elif name in shifted:

@@ -308,8 +308,8 @@ def _write(original: bytes, model: Model, root: Table, metadata: Mapping[str, by
     metadata_refs: list[Any] = [Old(t.pos) for t in metadata_tables]
     names = [name for name, _ in model.metadata]
     uses: dict[int, int] = {}
-    for sg in model.subgraphs:
-        for tensor in sg.tensors:
+    for subgraph in model.subgraphs:
+        for tensor in subgraph.tensors:
             uses[tensor.buffer] = uses.get(tensor.buffer, 0) + 1
     for _, b in model.metadata:
         uses[b] = uses.get(b, 0) + 1
