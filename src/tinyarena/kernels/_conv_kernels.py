@@ -38,14 +38,15 @@ from tinyarena.kernels._conv_common import (
     tile_taps,
 )
 from tinyarena.kernels._quant import (
-    clip_inplace,
     ChannelRequant,
     calculate_activation_range_float,
     calculate_activation_range_quantized,
+    clip_inplace,
     per_channel_multipliers,
     quantize_multiplier,
     requantize_inplace,
     requantize_int64_inplace,
+    tensor_quant,
 )
 from tinyarena.model.types import Operator, Tensor, TensorType
 
@@ -57,15 +58,6 @@ KIND_FLOAT = "float32"
 KIND_INT8 = "int8"
 KIND_INT16_ACC32 = "int16x8/int32"
 KIND_INT16_ACC64 = "int16x8/int64"
-
-
-def tensor_scale_zp(t: Tensor) -> tuple[float, int]:
-    """Per-tensor (scale, zero point) as TFLM's TfLiteTensor.params: the first entries."""
-    q = t.quantization
-    if q is None or len(q.scale) == 0:
-        return 0.0, 0
-    zp = int(q.zero_point[0]) if len(q.zero_point) else 0
-    return float(np.float32(q.scale[0])), zp
 
 
 def filter_scales(t: Tensor, role: str) -> np.ndarray:
@@ -118,8 +110,8 @@ def conv_requant(kind: str, input_t: Tensor, filter_t: Tensor, output_t: Tensor,
                  activation: str, channels: int) -> ChannelRequant:
     """PopulateConvolutionQuantizationParams + CalculateActivationRangeQuantized (the
     CalculateOpData* of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV all call these)."""
-    in_scale, in_zp = tensor_scale_zp(input_t)
-    out_scale, out_zp = tensor_scale_zp(output_t)
+    in_scale, in_zp = tensor_quant(input_t)
+    out_scale, out_zp = tensor_quant(output_t)
     m, s = per_channel_multipliers(in_scale, filter_scales(filter_t, "filter"), out_scale,
                                    channels)
     dtype = np.int8 if kind == KIND_INT8 else np.int16
@@ -157,7 +149,7 @@ def _quantized_params(name: str, kind: str, input_t: Tensor, filter_t: Tensor,
         return None, 0
     _check_per_channel_count(filter_t, quantized_dimension, name)
     rq = conv_requant(kind, input_t, filter_t, output_t, activation, channels)
-    return rq, (-tensor_scale_zp(input_t)[1] if kind == KIND_INT8 else 0)
+    return rq, (-tensor_quant(input_t)[1] if kind == KIND_INT8 else 0)
 
 
 def _padding_and_geometry(opts: Any, input_t: Tensor, filter_t: Tensor, output_t: Tensor
@@ -690,8 +682,8 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
                             bias_t: Tensor | None, output_t: Tensor, activation: str,
                             output_depth: int) -> tuple[ChannelRequant, bool]:
     """CalculateOpDataFullyConnected's quantized part: (requant constants, is_per_channel)."""
-    in_scale, _ = tensor_scale_zp(input_t)
-    out_scale, out_zp = tensor_scale_zp(output_t)
+    in_scale, _ = tensor_quant(input_t)
+    out_scale, out_zp = tensor_quant(output_t)
     scales = filter_scales(filter_t, "filter")
     per_channel = len(scales) > 1
     if per_channel:
@@ -709,7 +701,7 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
         # the double product (tests/kernels/test_fully_connected.py, multiplier regression).
         product = float(np.float32(in_scale)) * float(scales[0])
         if bias_t is not None:
-            bias_scale = tensor_scale_zp(bias_t)[0]
+            bias_scale = tensor_quant(bias_t)[0]
             if abs(product - bias_scale) / out_scale > 0.02:
                 raise KernelError(
                     "FULLY_CONNECTED: bias scale differs from input_scale * filter_scale by more "
@@ -785,9 +777,9 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     if kind != KIND_FLOAT:
         rq, per_channel = fully_connected_requant(kind, input_t, filter_t, bias_t, output_t,
                                                   activation, output_depth)
-        input_offset = -tensor_scale_zp(input_t)[1]  # added for int8 and int16 alike
+        input_offset = -tensor_quant(input_t)[1]  # added for int8 and int16 alike
         if not per_channel:  # the per-channel kernel ignores the filter zero point
-            filter_offset = -tensor_scale_zp(filter_t)[1]
+            filter_offset = -tensor_quant(filter_t)[1]
     exact_float = kind == KIND_FLOAT and batches * accum_depth * output_depth <= EXACT_FLOAT_WORK
     filt = _const(filter_t)
     gemm_dtype: Any = np.float32 if exact_float else np.float64

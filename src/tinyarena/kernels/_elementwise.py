@@ -33,6 +33,7 @@ from tinyarena.kernels._quant import (
     INT32_MAX,
     INT32_MIN,
     QuantParams,
+    tensor_quant,
     calculate_activation_range_float,
     calculate_activation_range_int,
     calculate_activation_range_quantized,
@@ -47,15 +48,6 @@ from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
 # Largest rank TFLM's BroadcastBinaryOpSimple handles (kMaxRank in broadcast_loop.h).
 MAX_BROADCAST_RANK = 8
-
-
-def tensor_quant(t: Tensor) -> QuantParams:
-    """The tensor's TfLiteQuantizationParams (first scale and zero point; 0/0 if unquantized)."""
-    q = t.quantization
-    if q is None or len(q.scale) == 0:
-        return QuantParams(0.0, 0)
-    zp = int(q.zero_point[0]) if len(q.zero_point) else 0
-    return QuantParams(float(np.float32(q.scale[0])), zp)
 
 
 def broadcast_output_shape(op_name: str, shape1: tuple[int, ...], shape2: tuple[int, ...],

@@ -21,8 +21,8 @@ from tinyarena.kernels._conv_common import compute_padding_height_width
 from tinyarena.kernels._quant import (
     calculate_activation_range_float,
     calculate_activation_range_quantized,
+    tensor_quant,
 )
-from tinyarena.kernels._unary import quant_params
 from tinyarena.kernels.base import PrepareContext
 from tinyarena.model.options import Pool2DOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
@@ -80,7 +80,7 @@ def pool_op_data(op_name: str, op: Operator, inp: Tensor, out: Tensor) -> PoolOp
     if inp.type == _F32:
         lo, hi = calculate_activation_range_float(act)
     else:
-        iq, oq = quant_params(inp), quant_params(out)
+        iq, oq = tensor_quant(inp), tensor_quant(out)
         if abs(float(np.float32(iq.scale) - np.float32(oq.scale))) > 1.0e-6 \
                 or iq.zero_point != oq.zero_point:
             raise KernelError(f"{op_name} needs the same scale and zero point on input and "

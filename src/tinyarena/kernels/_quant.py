@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Union
+from typing import NamedTuple, Union
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.model.types import Tensor
 
 IntOrArray = Union[int, np.ndarray]
 
@@ -226,12 +227,24 @@ def multiply_by_quantized_multiplier_greater_than_one(
 # ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class QuantParams:
+class QuantParams(NamedTuple):
     """A tensor's per-tensor quantization as TFLM's TfLiteQuantizationParams (float32 scale)."""
 
     scale: float
     zero_point: int
+
+
+def tensor_quant(t: Tensor) -> QuantParams:
+    """TfLiteTensor::params: the first scale (as float32) and zero point; 0/0 if unquantized.
+
+    TFLM copies only the first entries of the flatbuffer's quantization into these params;
+    a missing zero point reads as 0.
+    """
+    q = t.quantization
+    if q is None or len(q.scale) == 0:
+        return QuantParams(0.0, 0)
+    zp = int(q.zero_point[0]) if len(q.zero_point) else 0
+    return QuantParams(float(np.float32(q.scale[0])), zp)
 
 
 def _check_activation(activation: str) -> None:
@@ -547,6 +560,7 @@ __all__ = [
     "INT32_MAX",
     "INT32_MIN",
     "QuantParams",
+    "tensor_quant",
     "calculate_activation_range_float",
     "calculate_activation_range_int",
     "calculate_activation_range_quantized",

@@ -22,8 +22,9 @@ from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
     quantize_multiplier,
     requantize_inplace,
+    tensor_quant,
 )
-from tinyarena.kernels._unary import quant_params, require_same_size
+from tinyarena.kernels._unary import require_same_size
 from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
 
 _F32, _I32, _I16, _I8, _U8 = (TensorType.FLOAT32, TensorType.INT32, TensorType.INT16,
@@ -97,7 +98,7 @@ def quantize_op_data(inp: Tensor, out: Tensor) -> QuantizeOpData:
                           f"{out.type.name.lower()}; inputs float32/int32/int16/int8/uint8, "
                           "outputs int8/int16/int32/uint8")
     require_same_size("QUANTIZE", inp, out)
-    iq, oq = quant_params(inp), quant_params(out)
+    iq, oq = tensor_quant(inp), tensor_quant(out)
     multiplier, shift = 0, 0
     if (inp.type, out.type) in _REQUANTIZE_PAIRS:
         multiplier, shift = quantize_multiplier(float(iq.scale) / float(oq.scale))
@@ -184,7 +185,7 @@ def dequantize_op_data(inp: Tensor, out: Tensor) -> DequantizeOpData:
         raise KernelError(f"DEQUANTIZE does not support {inp.type.name.lower()} -> "
                           f"{out.type.name.lower()}; TFLM takes int8/int16/uint8 to float32")
     require_same_size("DEQUANTIZE", inp, out)
-    iq = quant_params(inp)
+    iq = tensor_quant(inp)
     return DequantizeOpData(inp.type, float(iq.scale), iq.zero_point)
 
 

@@ -20,8 +20,11 @@ from tinyarena.kernels._fixedpoint import (
     multiply_by_quantized_multiplier_inplace,
     wrap_int32_inplace,
 )
-from tinyarena.kernels._quant import multiply_by_quantized_multiplier, quantize_multiplier
-from tinyarena.kernels._unary import quant_params
+from tinyarena.kernels._quant import (
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    tensor_quant,
+)
 from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
 
 _F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
@@ -76,7 +79,7 @@ def reduce_op_data(op_name: str, inp: Tensor, out: Tensor, axis: Tensor) -> Redu
                           f"output types, got {inp.type.name.lower()} -> {out.type.name.lower()}")
     if inp.type == _F32:
         return ReduceOpData(op_name, inp.type)
-    iq, oq = quant_params(inp), quant_params(out)
+    iq, oq = tensor_quant(inp), tensor_quant(out)
     multiplier, shift = quantize_multiplier(float(iq.scale) / float(oq.scale))
     return ReduceOpData(op_name, inp.type, multiplier, shift, iq.zero_point, oq.zero_point)
 

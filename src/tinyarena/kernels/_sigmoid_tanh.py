@@ -21,8 +21,9 @@ from tinyarena.kernels._quant import (
     calculate_input_radius,
     multiply_by_quantized_multiplier,
     rounding_divide_by_pot,
+    tensor_quant,
 )
-from tinyarena.kernels._unary import c_int32_from_double, checked_log2, quant_params
+from tinyarena.kernels._unary import c_int32_from_double, checked_log2
 from tinyarena.model.types import Tensor, TensorType
 
 _INT8_INPUT_INTEGER_BITS = 4
@@ -87,7 +88,7 @@ class SigmoidTanhOpData:
 def sigmoid_tanh_op_data(op: str, inp: Tensor, out: Tensor,
                          pot_shifts: tuple[int, ...]) -> SigmoidTanhOpData:
     """CalculateArithmeticOpDataLogistic / tanh's CalculateArithmeticOpData, by input type."""
-    iq, oq = quant_params(inp), quant_params(out)
+    iq, oq = tensor_quant(inp), tensor_quant(out)
     if inp.type == TensorType.INT8:
         return SigmoidTanhOpData(inp.type, int8_params(iq.scale, iq.zero_point))
     if inp.type == TensorType.INT16:

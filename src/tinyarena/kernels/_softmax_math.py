@@ -30,9 +30,10 @@ from tinyarena.kernels._quant import (
     quantize_multiplier,
     rounding_divide_by_pot,
     saturating_rounding_doubling_high_mul,
+    tensor_quant,
     wrap_int32,
 )
-from tinyarena.kernels._unary import map_row_chunks, quant_params, require_same_size, require_types
+from tinyarena.kernels._unary import map_row_chunks, require_same_size, require_types
 from tinyarena.model.options import SoftmaxOptions
 from tinyarena.model.types import Operator, Tensor, TensorType
 
@@ -79,7 +80,7 @@ def softmax_op_data(op: Operator, inp: Tensor, out: Tensor) -> SoftmaxOpData:
     require_same_size("SOFTMAX", inp, out)
     options = op.options if isinstance(op.options, SoftmaxOptions) else SoftmaxOptions()
     beta = float(np.float32(options.beta))
-    iq, oq = quant_params(inp), quant_params(out)
+    iq, oq = tensor_quant(inp), tensor_quant(out)
     if inp.type == _I16:
         if iq.zero_point != 0 or oq.zero_point != 0:
             raise KernelError("int16 SOFTMAX needs zero points of 0 on input and output")

@@ -12,18 +12,8 @@ from typing import Callable
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._quant import QuantParams
 from tinyarena.kernels.base import EvalContext, PrepareContext
 from tinyarena.model.types import Operator, Tensor, TensorType
-
-
-def quant_params(t: Tensor) -> QuantParams:
-    """TfLiteTensor::params: the first scale (as float32) and zero point; 0/0 if unquantized."""
-    q = t.quantization
-    if q is None or len(q.scale) == 0:
-        return QuantParams(0.0, 0)
-    zp = int(q.zero_point[0]) if len(q.zero_point) else 0
-    return QuantParams(float(np.float32(q.scale[0])), zp)
 
 
 def io_tensors(ctx: PrepareContext, op: Operator, name: str) -> tuple[Tensor, Tensor]:

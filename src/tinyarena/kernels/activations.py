@@ -19,8 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._quant import multiply_by_quantized_multiplier, qrange, quantize_multiplier
-from tinyarena.kernels._unary import checked_unary_io, map_unary, quant_params
+from tinyarena.kernels._quant import (
+    multiply_by_quantized_multiplier,
+    qrange,
+    quantize_multiplier,
+    tensor_quant,
+)
+from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
@@ -70,7 +75,7 @@ def relu_prepare(ctx: PrepareContext, op: Operator) -> ReluOpData:
     inp, out = checked_unary_io(ctx, op, "RELU", _SUPPORTED)
     if inp.type == _F32:
         return ReluOpData(inp.type)
-    iq, oq = quant_params(inp), quant_params(out)
+    iq, oq = tensor_quant(inp), tensor_quant(out)
     if inp.type == _I16 and (iq.zero_point != 0 or oq.zero_point != 0):
         raise KernelError("int16 RELU needs zero points of 0 on input and output")
     # The pinned wheel divides the widened scales in double (the repository snapshot divides in
@@ -88,7 +93,7 @@ def relu6_prepare(ctx: PrepareContext, op: Operator) -> Relu6OpData:
     inp, _ = checked_unary_io(ctx, op, "RELU6", _SUPPORTED)
     if inp.type == _F32:
         return Relu6OpData(inp.type)
-    iq = quant_params(inp)
+    iq = tensor_quant(inp)
     qmin, qmax = qrange(NUMPY_DTYPES[inp.type])
     six_real = float(np.float32(6.0) / np.float32(iq.scale))
     six = min(max(_round_half_away(six_real) + iq.zero_point, qmin), qmax)

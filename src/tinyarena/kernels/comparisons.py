@@ -18,10 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._elementwise import broadcast_output_shape, tensor_quant
+from tinyarena.kernels._elementwise import broadcast_output_shape
 from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier_smaller_than_one_exp,
     quantize_multiplier_smaller_than_one_exp,
+    tensor_quant,
 )
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
@@ -21,7 +22,7 @@ from tinyarena.kernels.base import (
     required_tensor,
 )
 from tinyarena.model.options import ConcatenationOptions
-from tinyarena.model.types import Operator, Tensor, TensorType
+from tinyarena.model.types import Operator, TensorType
 
 OUTPUT = 0
 MAX_INPUTS = 10  # kMaxInputNum
@@ -42,13 +43,6 @@ def init(ctx: InitContext, op: Operator) -> None:
     ctx.allocate_persistent(ctx.target.sizeof("OpDataConcatenation"))
 
 
-def _scale_zp(t: Tensor) -> tuple[float, int]:
-    q = t.quantization
-    if q is None or len(q.scale) == 0:
-        return 0.0, 0
-    return float(np.float32(q.scale[0])), int(q.zero_point[0]) if len(q.zero_point) else 0
-
-
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     """ConcatenationPrepare: type checks, quantization checks, the positive axis."""
     ctx.allocate_temp_tensor(op.inputs[0])
@@ -65,7 +59,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         raise KernelError("CONCATENATION: output type must equal the input type")
     if len(op.inputs) > MAX_INPUTS:
         raise KernelError(f"CONCATENATION supports at most {MAX_INPUTS} inputs; split it")
-    out_q = _scale_zp(out)
+    out_q = tensor_quant(out)
     for index in op.inputs:
         ctx.allocate_temp_tensor(index)
         t = ctx.tensor(index)
@@ -73,10 +67,10 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
             raise KernelError("CONCATENATION: all inputs must have the same type")
         if len(t.shape) > MAX_DIMS:
             raise KernelError(f"CONCATENATION supports at most {MAX_DIMS} dimensions")
-        if first.type == TensorType.INT8 and _scale_zp(t) != out_q:
+        if first.type == TensorType.INT8 and tensor_quant(t) != out_q:
             raise KernelError("int8 CONCATENATION needs every input quantized exactly like the "
                               "output (same scale and zero point); requantize the inputs")
-        if first.type == TensorType.INT16 and _scale_zp(t)[1] != 0:
+        if first.type == TensorType.INT16 and tensor_quant(t)[1] != 0:
             raise KernelError("int16 CONCATENATION needs zero points of 0")
     if first.type == TensorType.INT16 and out_q[1] != 0:
         raise KernelError("int16 CONCATENATION needs an output zero point of 0")

@@ -40,6 +40,7 @@ from tinyarena.kernels._quant import (
     qrange,
     quantize_multiplier,
     rounding_divide_by_pot,
+    tensor_quant,
     wrap_int32,
 )
 from tinyarena.kernels._unary import map_chunks
@@ -83,15 +84,10 @@ class OpData:
 
 
 def _first_quant(t: Tensor) -> tuple[float, int] | None:
-    """TfLiteAffineQuantization's first scale (float32) and zero point; None if unquantized.
-
-    TFLM marks a tensor quantized when its flatbuffer quantization has a non-empty scale list.
-    """
+    """The tensor's params, or None if unquantized (TFLM marks a tensor quantized when its
+    flatbuffer quantization has a non-empty scale list)."""
     q = t.quantization
-    if q is None or len(q.scale) == 0:
-        return None
-    zp = int(q.zero_point[0]) if len(q.zero_point) else 0
-    return float(np.float32(q.scale[0])), zp
+    return None if q is None or len(q.scale) == 0 else tensor_quant(t)
 
 
 def abs_multiplier(input_scale: float, output_scale: float) -> tuple[int, int]:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._quant import quantize_multiplier
-from tinyarena.kernels._unary import checked_unary_io, map_unary, quant_params
+from tinyarena.kernels._quant import quantize_multiplier, tensor_quant
+from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -59,7 +59,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if inp.type == _F32:
         return OpData(inp.type)
     f32 = np.float32
-    iq, oq = quant_params(inp), quant_params(out)
+    iq, oq = tensor_quant(inp), tensor_quant(out)
     hires_input_scale = f32(1.0) / f32(128.0) * f32(iq.scale)
     reluish_scale = f32(3.0) / f32(32768.0)
     # The pinned wheel widens hires_input_scale (a float32 product, exact: a power of two

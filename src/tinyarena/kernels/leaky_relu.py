@@ -14,8 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tinyarena.kernels._quant import multiply_by_quantized_multiplier, qrange, quantize_multiplier
-from tinyarena.kernels._unary import checked_unary_io, map_unary, quant_params
+from tinyarena.kernels._quant import (
+    multiply_by_quantized_multiplier,
+    qrange,
+    quantize_multiplier,
+    tensor_quant,
+)
+from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import LeakyReluOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
@@ -54,7 +59,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     alpha = np.float32(options.alpha)
     if inp.type == _F32:
         return OpData(inp.type, float(alpha))
-    iq, oq = quant_params(inp), quant_params(out)
+    iq, oq = tensor_quant(inp), tensor_quant(out)
     # CalculateOpDataLeakyRelu as the pinned wheel computes it: the float32 scales and alpha
     # widened to double first, then multiplied and divided in double (the repository snapshot
     # does the arithmetic in float32; see test_multiplier_drift.py).

@@ -19,7 +19,8 @@ from tinyarena.kernels._sigmoid_tanh import (
     logistic_int16,
     sigmoid_tanh_op_data,
 )
-from tinyarena.kernels._unary import checked_unary_io, map_unary, quant_params
+from tinyarena.kernels._unary import checked_unary_io, map_unary
+from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -43,7 +44,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> SigmoidTanhOpData:
     ctx.allocate_temp_tensor(op.inputs[INPUT])
     ctx.allocate_temp_tensor(op.outputs[OUTPUT])
     inp, out = checked_unary_io(ctx, op, "LOGISTIC", _SUPPORTED)
-    out_zero_point = quant_params(out).zero_point
+    out_zero_point = tensor_quant(out).zero_point
     if inp.type == _I8 and out_zero_point != -128:
         raise KernelError(f"int8 LOGISTIC needs an output zero point of -128, got "
                           f"{out_zero_point}")

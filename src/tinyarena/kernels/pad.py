@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._elementwise import tensor_quant
+from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,

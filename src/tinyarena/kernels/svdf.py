@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._elementwise import tensor_quant
+from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels._svdf_math import (
     SvdfPlan,
     SvdfQuant,

@@ -30,14 +30,14 @@ from tinyarena.kernels._conv_kernels import (
     KIND_INT16_ACC64,
     constant_workspace,
     conv_requant,
-    tensor_scale_zp,
 )
 from tinyarena.kernels._quant import (
-    clip_inplace,
     ChannelRequant,
     calculate_activation_range_float,
+    clip_inplace,
     requantize_inplace,
     requantize_int64_inplace,
+    tensor_quant,
 )
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import TransposeConvOptions
@@ -173,7 +173,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         rq = conv_requant(kind, input_t, filter_t, output_t, activation, channels)
         if kind == KIND_INT16_ACC64 and bias_t is not None and bias_t.type == TensorType.INT16:
             ctx.request_scratch(8 * bias_t.element_count)
-    input_offset = -tensor_scale_zp(input_t)[1] if kind == KIND_INT8 else 0
+    input_offset = -tensor_quant(input_t)[1] if kind == KIND_INT8 else 0
     n, h, w, cin = input_t.shape
     _, oh, ow, cout = output_t.shape
     fh, fw = filter_t.shape[1], filter_t.shape[2]
