@@ -223,7 +223,7 @@ def test_wheel_at_the_exact_margin(shift: int, identical: bool) -> None:
     data = window_model("CONV_2D", 3, 1, "SAME", 1, "int8", 1)
     model = read_model(data)
     from tinyarena.optimize.margins import op_margin
-    from tinyarena.optimize.offline import encode_offline_plan
+    from tinyarena.model.metadata import encode_offline_plan
     from tinyarena.rewrite.rewriter import rewrite_model
 
     ops = model.subgraphs[0].operators

@@ -32,7 +32,6 @@ from tinyarena.arena.lifetimes import (
     AllocationRecord,
     ScratchRequest,
     allocation_records,
-    offline_offsets,
     planned_records,
     tensor_nbytes,
 )
@@ -45,6 +44,7 @@ from tinyarena.errors import (
     UnsupportedOpError,
 )
 from tinyarena.kernels.base import Registration, check_workspace_initial
+from tinyarena.model.metadata import offline_offsets
 from tinyarena.model.types import Model, Operator, Tensor
 from tinyarena.planning import lower_bound, plan_greedy, plan_linear
 from tinyarena.planning.buffers import Buffer, Plan

@@ -9,7 +9,6 @@ reaches; offline offsets from the ``OfflineMemoryAllocation`` metadata read as
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -18,7 +17,6 @@ from tinyarena.errors import KernelError, ModelError
 from tinyarena.model.types import Model, Subgraph
 from tinyarena.planning.buffers import Buffer
 
-OFFLINE_METADATA_NAME = "OfflineMemoryAllocation"
 ONLINE = -1  # kOnlinePlannedBuffer
 PLAN_ALIGNMENT = 16  # CreatePlan rounds every size up to MicroArenaBufferAlignment()
 
@@ -55,38 +53,6 @@ class AllocationRecord:
         return Buffer(self.planned_size, self.first, self.last, offset)
 
 
-def offline_offsets(model: Model) -> tuple[int, ...] | None:
-    """The offline plan as GetOfflinePlannedOffsets reads it, or None without one.
-
-    Only an entry named exactly ``OfflineMemoryAllocation`` counts; words 0 (version) and 1
-    (subgraph count) are ignored; word 2 is the offset count, which must equal the tensor count
-    of all subgraphs together. Every matching entry is read, so the last one wins.
-    """
-    found: tuple[int, ...] | None = None
-    for name, buffer_index in model.metadata:
-        if name != OFFLINE_METADATA_NAME:
-            continue
-        if not 0 <= buffer_index < len(model.buffers):
-            raise ModelError(f"{OFFLINE_METADATA_NAME} metadata points at buffer "
-                             f"{buffer_index}, which does not exist")
-        data = bytes(model.buffers[buffer_index])
-        if len(data) < 12:
-            raise ModelError(f"{OFFLINE_METADATA_NAME} metadata is {len(data)} bytes; it needs "
-                             f"at least the 3 header words")
-        count = struct.unpack_from("<I", data, 8)[0]
-        if count != model.tensor_count:
-            raise ModelError(
-                f"Nbr of offline buffer offsets ({count}) in metadata not equal nbr tensors "
-                f"({model.tensor_count}); rewrite the {OFFLINE_METADATA_NAME} metadata with "
-                f"one offset per tensor of every subgraph"
-            )
-        if len(data) < 12 + 4 * count:
-            raise ModelError(f"{OFFLINE_METADATA_NAME} metadata announces {count} offsets but "
-                             f"holds only {(len(data) - 12) // 4}")
-        found = struct.unpack_from(f"<{count}i", data, 12)
-    return found
-
-
 def tensor_nbytes(model: Model, subgraph: int, index: int) -> int:
     """TfLiteEvalTensorByteLength, raising where TFLM's AllocateTensors would fail."""
     tensor = model.subgraphs[subgraph].tensors[index]
@@ -120,7 +86,7 @@ def allocation_records(
 ) -> list[AllocationRecord]:
     """Every AllocationInfo record in TFLM's order, lifetimes marked.
 
-    ``offsets`` is the offline plan (``offline_offsets(model)``), ``data_set_in_prepare`` the
+    ``offsets`` is the offline plan (``tinyarena.model.metadata.offline_offsets(model)``), ``data_set_in_prepare`` the
     (subgraph, tensor) pairs whose data pointer a kernel set during Prepare (VAR_HANDLE's
     output), which TFLM therefore does not plan.
     """
@@ -240,12 +206,10 @@ def _validate_intermediates(model: Model, sg: Subgraph) -> None:
 
 __all__ = [
     "AllocationRecord",
-    "OFFLINE_METADATA_NAME",
     "ONLINE",
     "ScratchRequest",
     "allocation_records",
     "called_subgraphs",
-    "offline_offsets",
     "planned_records",
     "tensor_nbytes",
 ]

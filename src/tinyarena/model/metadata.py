@@ -14,6 +14,7 @@ mirrored here.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -52,20 +53,31 @@ def decode_offline_plan(data: bytes | memoryview) -> OfflinePlan:
 
 
 def offline_plan(model: Model) -> OfflinePlan | None:
-    """The model's offline plan (last entry named OfflineMemoryAllocation, as TFLM), or None."""
-    chosen = None
+    """The model's offline plan, or None, read as GetOfflinePlannedOffsets reads it: every entry
+    named exactly OfflineMemoryAllocation is checked (TFLM fails on any whose offset count is
+    not the model's tensor count) and the last one is used."""
+    plan = None
     for name, buffer in model.metadata:
-        if name == OFFLINE_PLAN_NAME:
-            chosen = buffer
-    if chosen is None:
-        return None
-    plan = decode_offline_plan(model.buffers[chosen])
-    tensors = model.tensor_count
-    if len(plan.offsets) != tensors:
-        raise ModelError(f"OfflineMemoryAllocation metadata has {len(plan.offsets)} offsets but "
-                         f"the model has {tensors} tensors (all subgraphs); TFLM rejects such a "
-                         "model: regenerate the plan")
+        if name != OFFLINE_PLAN_NAME:
+            continue
+        if not 0 <= buffer < len(model.buffers):
+            raise ModelError(f"OfflineMemoryAllocation metadata points at buffer {buffer}, "
+                             "which does not exist")
+        plan = decode_offline_plan(model.buffers[buffer])
+        tensors = model.tensor_count
+        if len(plan.offsets) != tensors:
+            raise ModelError(
+                f"OfflineMemoryAllocation metadata has {len(plan.offsets)} offsets but the model "
+                f"has {tensors} tensors (all subgraphs); TFLM rejects such a model (\"Nbr of "
+                f"offline buffer offsets ({len(plan.offsets)}) in metadata not equal nbr tensors "
+                f"({tensors})\"): regenerate the plan")
     return plan
+
+
+def without_offline_plan(model: Model) -> Model:
+    """``model`` (in memory) with its OfflineMemoryAllocation entries dropped."""
+    return dataclasses.replace(
+        model, metadata=tuple(m for m in model.metadata if m[0] != OFFLINE_PLAN_NAME))
 
 
 def offline_offsets(model: Model) -> tuple[int, ...] | None:
@@ -92,5 +104,5 @@ def encode_offline_plan(offsets: Sequence[int], n_subgraphs: int, version: int =
 
 __all__ = [
     "OFFLINE_PLAN_NAME", "OfflinePlan", "decode_offline_plan", "encode_offline_plan",
-    "offline_offsets", "offline_plan",
+    "offline_offsets", "offline_plan", "without_offline_plan",
 ]

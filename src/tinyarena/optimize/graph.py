@@ -15,8 +15,9 @@ from typing import Sequence
 
 from tinyarena._util import align_up
 from tinyarena.arena.layout import ArenaLayout
-from tinyarena.arena.lifetimes import OFFLINE_METADATA_NAME, called_subgraphs
+from tinyarena.arena.lifetimes import called_subgraphs
 from tinyarena.errors import PlanError
+from tinyarena.model.metadata import without_offline_plan
 from tinyarena.model.types import Model
 
 PLAN_ALIGNMENT = 16
@@ -133,9 +134,8 @@ def reordered_model(model: Model, order: Sequence[int]) -> Model:
     ops = tuple(dataclasses.replace(sg.operators[old], index=new)
                 for new, old in enumerate(order))
     sg0 = dataclasses.replace(sg, operators=ops)
-    return dataclasses.replace(
-        model, subgraphs=(sg0,) + tuple(model.subgraphs[1:]),
-        metadata=tuple(m for m in model.metadata if m[0] != OFFLINE_METADATA_NAME))
+    return dataclasses.replace(without_offline_plan(model),
+                               subgraphs=(sg0,) + tuple(model.subgraphs[1:]))
 
 
 __all__ = ["OpGraph", "is_topological", "op_graph", "reordered_model", "supports_graph_edits"]

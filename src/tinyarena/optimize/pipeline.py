@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from tinyarena.arena import ArenaLayout, allocate_model
-from tinyarena.arena.lifetimes import OFFLINE_METADATA_NAME, ONLINE
-from tinyarena.errors import ModelError, PlanError
+from tinyarena.arena.lifetimes import ONLINE
+from tinyarena.errors import PlanError
 from tinyarena.model import read_model
+from tinyarena.model.metadata import OFFLINE_PLAN_NAME, encode_offline_plan, without_offline_plan
 from tinyarena.model.types import Model
 from tinyarena.optimize.graph import op_graph, reordered_model, supports_graph_edits
-from tinyarena.optimize.offline import encode_offline_plan
 from tinyarena.optimize.overlap import (
     AliasGroups,
     PartialOverlap,
@@ -147,27 +147,13 @@ class OptimizeResult:
         }
 
 
-def _load(source: bytes | bytearray | memoryview | str | Path) -> bytes:
-    if isinstance(source, (str, Path)):
-        try:
-            return Path(source).read_bytes()
-        except OSError as exc:
-            raise ModelError(f"cannot read model file {source}: {exc.strerror or exc}") from None
-    return bytes(source)
-
-
-def without_offline_plan(model: Model) -> Model:
-    return dataclasses.replace(
-        model, metadata=tuple(m for m in model.metadata if m[0] != OFFLINE_METADATA_NAME))
-
-
 def with_offline_plan(model: Model, offsets: Sequence[int]) -> Model:
     """``model`` (in memory) carrying ``offsets`` as its OfflineMemoryAllocation entry."""
     payload = encode_offline_plan(offsets, len(model.subgraphs))
     base = without_offline_plan(model)
     buffers = tuple(base.buffers) + (memoryview(payload),)
     return dataclasses.replace(base, buffers=buffers,
-                               metadata=base.metadata + ((OFFLINE_METADATA_NAME,
+                               metadata=base.metadata + ((OFFLINE_PLAN_NAME,
                                                           len(buffers) - 1),))
 
 
@@ -267,8 +253,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
     if not math.isfinite(time_budget_s) or time_budget_s < 0:
         raise PlanError(f"time budget must be a finite number of seconds >= 0, got "
                         f"{time_budget_s!r}")
-    data = _load(source)
-    model = read_model(data)
+    model = read_model(source)
+    data = bytes(model.raw)
     before_layout = allocate_model(model, target=target)
     before = ArenaNumbers.of(before_layout)
     notes: list[str] = []
@@ -356,7 +342,7 @@ def _write(data: bytes, order: Sequence[int], offsets: Sequence[int]) -> bytes:
     from tinyarena.rewrite.rewriter import rewrite_model
 
     n_subgraphs = len(_read(data).subgraphs)
-    edits: dict[str, Any] = {"metadata": {OFFLINE_METADATA_NAME:
+    edits: dict[str, Any] = {"metadata": {OFFLINE_PLAN_NAME:
                                           encode_offline_plan(offsets, n_subgraphs)}}
     if list(order) != list(range(len(order))):
         edits["operator_order"] = {0: list(order)}
@@ -367,7 +353,7 @@ def optimal_layout(source: bytes | bytearray | memoryview | str | Path | Model, 
                    target: str = "host-x64", time_budget_s: float = 1.0) -> ArenaLayout:
     """The arena TFLM would have with the best plan found for this model as it is (same
     order, no overlap): ``tinyarena plan --planner optimal``. Never worse than greedy."""
-    model = source if isinstance(source, Model) else read_model(_load(source))
+    model = source if isinstance(source, Model) else read_model(source)
     greedy = allocate_model(model, target=target)
     work = without_offline_plan(model)
     layout = allocate_model(work, target=target)

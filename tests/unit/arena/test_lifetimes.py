@@ -7,15 +7,11 @@ import struct
 import numpy as np
 import pytest
 
-from tinyarena.arena.lifetimes import (
-    ScratchRequest,
-    allocation_records,
-    offline_offsets,
-    planned_records,
-)
+from tinyarena.arena.lifetimes import ScratchRequest, allocation_records, planned_records
 from tinyarena.builder import ModelBuilder
 from tinyarena.errors import ModelError
 from tinyarena.model import read_model
+from tinyarena.model.metadata import offline_offsets
 
 
 def _chain(extra_unused: bool = False) -> ModelBuilder:

@@ -11,11 +11,11 @@ from optimize_models import elementwise_model, reorder_model, view_model
 from tinyarena.arena import allocate_model
 from tinyarena.builder.random_graphs import random_model
 from tinyarena.cli import main
-from tinyarena.errors import PlanError
+from tinyarena.errors import BuildError, PlanError
 from tinyarena.model import read_model
+from tinyarena.model.metadata import encode_offline_plan
 from tinyarena.optimize import optimize_model
 from tinyarena.optimize.graph import op_graph
-from tinyarena.optimize.offline import encode_offline_plan
 from tinyarena.optimize.overlap import alias_groups, no_aliases
 from tinyarena.optimize.pipeline import verify_layout, with_offline_plan
 from tinyarena.planning import Buffer, lower_bound
@@ -25,7 +25,7 @@ def test_offline_plan_words() -> None:
     """Facts 3: version, subgraph count, offset count, then int32 offsets (-1 = online)."""
     data = encode_offline_plan([0, -1, 400], 1)
     assert struct.unpack("<3I3i", data) == (1, 1, 3, 0, -1, 400)
-    with pytest.raises(PlanError):
+    with pytest.raises(BuildError):
         encode_offline_plan([-2], 1)
 
 
