@@ -48,6 +48,7 @@ from tinyarena.kernels._quant import (
     requantize_int64_inplace,
     tensor_quant,
 )
+from tinyarena.kernels.base import required_tensor
 from tinyarena.model.types import Operator, Tensor, TensorType
 
 # Float layers whose sequential (TFLM-ordered) sum costs at most this many multiply-adds are
@@ -66,13 +67,6 @@ def filter_scales(t: Tensor, role: str) -> np.ndarray:
         raise KernelError(f"{role} tensor {t.name!r} is not quantized; a quantized kernel needs "
                           "affine quantization on its filter")
     return np.asarray(q.scale, dtype=np.float32)
-
-
-def _required(ctx: Any, index: int, role: str, op_name: str) -> Tensor:
-    t = ctx.tensor(index) if index >= 0 else None
-    if t is None:
-        raise KernelError(f"{op_name} needs its {role} tensor")
-    return t
 
 
 def _kind(op_name: str, input_t: Tensor, filter_t: Tensor, output_t: Tensor,
@@ -133,9 +127,9 @@ def _op_tensors(ctx: Any, op: Operator, name: str, input_i: int = 0, filter_i: i
                 ) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
     """(input, filter, bias or None, output): input, filter and output are required; the bias
     may be omitted (-1) or left out of a shorter input list."""
-    input_t = _required(ctx, op.inputs[input_i], "input", name)
-    filter_t = _required(ctx, op.inputs[filter_i], "filter", name)
-    output_t = _required(ctx, op.outputs[output_i], "output", name)
+    input_t = required_tensor(ctx, op.inputs[input_i], name, "input")
+    filter_t = required_tensor(ctx, op.inputs[filter_i], name, "filter")
+    output_t = required_tensor(ctx, op.outputs[output_i], name, "output")
     bias_t = ctx.tensor(op.inputs[bias_i]) if len(op.inputs) > bias_i else None
     return input_t, filter_t, bias_t, output_t
 

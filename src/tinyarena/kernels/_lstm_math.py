@@ -19,7 +19,6 @@ for float32 the input FC's reduction axis (once per eval, to keep C's summation 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -39,6 +38,7 @@ from tinyarena.kernels._quant import (
     requantize_int64_inplace,
     wrap_int32,
 )
+from tinyarena.kernels._unary import checked_log2
 from tinyarena.kernels.base import PrepareContext
 
 F32 = np.float32
@@ -111,22 +111,15 @@ def inter_gate_mul(scale1: float, scale2: float, out_scale: float, out_bits: int
     return MulQuant(m, s, out_zp, lo, hi)
 
 
-def checked_log2(x: float) -> int:
-    """CheckedLog2: round(log(x) / log(2)) in float32; requires a power-of-two scale."""
-    x_log2 = F32(math.log(float(F32(x)))) * (F32(1.0) / F32(math.log(2.0)))
-    rounded = F32(math.floor(abs(float(x_log2)) + 0.5) * (1 if x_log2 >= 0 else -1))
-    if not abs(float(x_log2 - rounded)) < 1e-3:
-        raise KernelError(f"LSTM: cell state scale {x} must be a power of two")
-    return int(rounded)
-
-
 def lstm_quant(input_q: QuantParams, hidden_q: QuantParams, hidden_bits: int,
                cell_scale: float, cell_clip: float,
                weights: dict[str, tuple[QuantParams, QuantParams]]) -> LstmQuant:
     """PrepareGateParametersInteger + CreateLstmCellStateInfo."""
     input_fc = {g: fc_quant(input_q, weights[g][0]) for g in GATES}
     recurrent_fc = {g: fc_quant(hidden_q, weights[g][1]) for g in GATES}
-    power = checked_log2(cell_scale)
+    is_pot, power = checked_log2(cell_scale)
+    if not is_pot:
+        raise KernelError(f"LSTM: cell state scale {cell_scale} must be a power of two")
     clip = float(F32(cell_clip)) / float(F32(cell_scale))
     quantized_clip = int(min(max(clip, -32768.0), 32767.0))  # static_cast<int16_t> truncates
     return LstmQuant(

@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from tinyarena.kernels._libm import expf
+from tinyarena.kernels._quant import wrap_int16
 
 LUT_INT16_SIZE = 513  # TFLM LUTSize<int16_t>(): 512 segments plus the end point
 
@@ -130,13 +131,9 @@ def lut_lookup_int16(value: np.ndarray, lut: np.ndarray) -> np.ndarray:
     index = 256 + (v >> 7)
     offset = v & 0x7F
     base = table[index]
-    slope = _wrap_int16(table[index + 1] - base)
+    slope = wrap_int16(table[index + 1] - base)
     delta = (slope * offset + 64) >> 7
-    return _wrap_int16(base + delta)
-
-
-def _wrap_int16(x: np.ndarray) -> np.ndarray:
-    return ((x + 32768) & 0xFFFF) - 32768
+    return wrap_int16(base + delta)
 
 
 @lru_cache(maxsize=1)

@@ -47,7 +47,7 @@ _QRANGE: dict[str, tuple[int, int]] = {
 # ----------------------------------------------------------------------------------------------
 
 
-def _round_half_away(x: float) -> int:
+def round_half_away(x: float) -> int:
     """TfLiteRound on a double (std::round): halves go away from zero, unlike Python's round."""
     r = math.floor(abs(x) + 0.5)
     return int(r) if x >= 0 else -int(r)
@@ -66,7 +66,7 @@ def quantize_multiplier(double_multiplier: float) -> tuple[int, int]:
     if not math.isfinite(m):
         raise KernelError(f"quantization multiplier {m} is not finite; check the tensor scales")
     q, shift = math.frexp(m)
-    q_fixed = _round_half_away(q * _Q31_ONE)
+    q_fixed = round_half_away(q * _Q31_ONE)
     if q_fixed == _Q31_ONE:
         q_fixed //= 2
         shift += 1
@@ -143,6 +143,11 @@ def wrap_int32(x: np.ndarray) -> np.ndarray:
     """Two's-complement wrap of int64 values into the int32 range (C's int32 overflow)."""
     x = np.asarray(x, dtype=np.int64)
     return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def wrap_int16(x: np.ndarray) -> np.ndarray:
+    """Two's-complement wrap into the int16 range (C's cast of an int to int16_t)."""
+    return ((x + 32768) & 0xFFFF) - 32768
 
 
 def saturating_rounding_doubling_high_mul(a: IntOrArray, b: IntOrArray) -> np.ndarray:
@@ -259,7 +264,7 @@ def _quantize_float_for_range(scale: float, zero_point: int, value: float) -> in
     tmp = np.float32(value) / np.float32(scale)
     if not np.isfinite(tmp) or not (-2.0**31 <= float(tmp) <= 2.0**31 - 1):
         raise KernelError(f"activation bound {value} overflows int32 at scale {scale}")
-    return int(zero_point) + _round_half_away(float(tmp))  # roundf, exact in double
+    return int(zero_point) + round_half_away(float(tmp))  # roundf, exact in double
 
 
 def qrange(dtype: str | np.dtype | type) -> tuple[int, int]:
@@ -579,8 +584,10 @@ __all__ = [
     "requantize",
     "requantize_int64",
     "requantize_inplace",
+    "round_half_away",
     "requantize_int64_inplace",
     "rounding_divide_by_pot",
     "saturating_rounding_doubling_high_mul",
+    "wrap_int16",
     "wrap_int32",
 ]

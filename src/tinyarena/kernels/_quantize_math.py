@@ -23,6 +23,7 @@ from tinyarena.kernels._quant import (
     quantize_multiplier,
     requantize_inplace,
     tensor_quant,
+    wrap_int32,
 )
 from tinyarena.kernels._unary import require_same_size
 from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
@@ -204,10 +205,6 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
         return np.copysign(fl + (a - fl >= 0.5), x)
 
 
-def _wrap32(x: np.ndarray) -> np.ndarray:
-    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-
-
 def quantize(x: np.ndarray, data: QuantizeOpData) -> np.ndarray:
     """EvalQuantizeReference: AffineQuantize (float input) or Requantize (integer input)."""
     pair = (data.input_type, data.output_type)
@@ -217,7 +214,7 @@ def quantize(x: np.ndarray, data: QuantizeOpData) -> np.ndarray:
             raise KernelError(f"QUANTIZE float32 -> {data.output_type.name.lower()} is not "
                               "implemented by TFLM's reference kernel; use int8 or int16")
         scaled = (x.astype(np.float32) / np.float32(data.output_scale)).astype(np.float32)
-        unclamped = _wrap32(_c_float_to_int32(_round_half_away(scaled)) + data.output_zero_point)
+        unclamped = wrap_int32(_c_float_to_int32(_round_half_away(scaled)) + data.output_zero_point)
         return np.clip(unclamped, info.min, info.max)
     if pair not in _REQUANTIZE_PAIRS:
         raise KernelError(f"QUANTIZE {data.input_type.name.lower()} -> "
@@ -230,10 +227,10 @@ def quantize(x: np.ndarray, data: QuantizeOpData) -> np.ndarray:
         # Requantize's fast path: flip the top bit, then narrow to the output type.
         flipped = (x.astype(np.int64) ^ 0x80) & 0xFF
         return flipped if data.output_type == _U8 else ((flipped + 128) & 0xFF) - 128
-    centered = _wrap32(x.astype(np.int64) - data.input_zero_point)
+    centered = wrap_int32(x.astype(np.int64) - data.input_zero_point)
     scaled = multiply_by_quantized_multiplier(centered, data.requantize_multiplier,
                                               data.requantize_shift)
-    return np.clip(_wrap32(scaled + data.output_zero_point), info.min, info.max)
+    return np.clip(wrap_int32(scaled + data.output_zero_point), info.min, info.max)
 
 
 def dequantize(x: np.ndarray, data: DequantizeOpData) -> np.ndarray:

@@ -24,6 +24,7 @@ from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
     quantize_multiplier,
     tensor_quant,
+    wrap_int32,
 )
 from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
 
@@ -175,14 +176,10 @@ def _requantize_sums(temp_sum: np.ndarray, count: int, data: ReduceOpData) -> np
     """QuantizedMeanOrSum after the summation, allocating form (kept as the reference the
     in-place form is tested against)."""
     info = np.iinfo(NUMPY_DTYPES[data.type])
-    shifted_sum = _wrap32(temp_sum - data.input_zero_point * count)
+    shifted_sum = wrap_int32(temp_sum - data.input_zero_point * count)
     multiplier, shift = _mean_multiplier(count, data)
     scaled = multiply_by_quantized_multiplier(shifted_sum, multiplier, shift)
     return np.clip(scaled + data.output_zero_point, info.min, info.max)
-
-
-def _wrap32(x: np.ndarray) -> np.ndarray:
-    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
 __all__ = ["ReduceOpData", "reduce", "reduce_op_data", "resolve_axes", "workspace_layout"]

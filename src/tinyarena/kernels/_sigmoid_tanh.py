@@ -22,6 +22,7 @@ from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
     rounding_divide_by_pot,
     tensor_quant,
+    wrap_int16,
 )
 from tinyarena.kernels._unary import c_int32_from_double, checked_log2
 from tinyarena.model.types import Tensor, TensorType
@@ -132,10 +133,6 @@ def _rescale_int16(x: np.ndarray, p: ActivationOpData) -> np.ndarray:
     return (x.astype(np.int64) * multiplier + rounding) >> shift
 
 
-def _wrap_int16(x: np.ndarray) -> np.ndarray:
-    return ((x + 32768) & 0xFFFF) - 32768
-
-
 def _table_lerp(a: np.ndarray, frac_bits: int) -> tuple[np.ndarray, np.ndarray]:
     """The sigmoid-table step of both int16 kernels: the table index ``a >> frac_bits`` and the
     entry there interpolated linearly toward the next by the low ``frac_bits`` bits of ``a``
@@ -153,7 +150,7 @@ def logistic_int16(x: np.ndarray, p: ActivationOpData) -> np.ndarray:
     uh, interp = _table_lerp(np.abs(v), 9)
     result = np.where(uh >= 255, 0x7FFF << 10, interp)
     result = np.where(v >= 0, result + (1 << 9), (1 << (16 + 9)) - result + (1 << 9) - 1)
-    return _wrap_int16((result & 0xFFFFFFFF) >> 10)
+    return wrap_int16((result & 0xFFFFFFFF) >> 10)
 
 
 def tanh_int16(x: np.ndarray, p: ActivationOpData) -> np.ndarray:
@@ -162,7 +159,7 @@ def tanh_int16(x: np.ndarray, p: ActivationOpData) -> np.ndarray:
     uh, interp = _table_lerp(np.abs(v), 8)
     result = np.where(uh >= 255, 0xFFFF << 8, interp)
     result = np.where(v >= 0, result - (1 << 23) + (1 << 7), -result + (1 << 23) + (1 << 7) - 1)
-    return _wrap_int16(result >> 8)
+    return wrap_int16(result >> 8)
 
 
 __all__ = [

@@ -23,6 +23,7 @@ from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
     qrange,
     quantize_multiplier,
+    round_half_away,
     tensor_quant,
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
@@ -64,10 +65,6 @@ def relu6_init(ctx: InitContext, op: Operator) -> None:
     ctx.allocate_persistent(ctx.target.sizeof("Relu6OpData"))
 
 
-def _round_half_away(x: float) -> int:
-    return int(np.copysign(np.floor(abs(x) + 0.5), x))
-
-
 def relu_prepare(ctx: PrepareContext, op: Operator) -> ReluOpData:
     """ReluPrepare -> CalculateReluOpData<T>."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
@@ -83,7 +80,7 @@ def relu_prepare(ctx: PrepareContext, op: Operator) -> ReluOpData:
     ratio = float(np.float32(iq.scale)) / float(np.float32(oq.scale))
     multiplier, shift = quantize_multiplier(ratio)
     qmin, qmax = qrange(NUMPY_DTYPES[out.type])
-    act_min = max(qmin, oq.zero_point + _round_half_away(float(np.float32(0.0))))
+    act_min = max(qmin, oq.zero_point + round_half_away(float(np.float32(0.0))))
     return ReluOpData(inp.type, iq.zero_point, oq.zero_point, multiplier, shift, act_min, qmax)
 
 
@@ -96,7 +93,7 @@ def relu6_prepare(ctx: PrepareContext, op: Operator) -> Relu6OpData:
     iq = tensor_quant(inp)
     qmin, qmax = qrange(NUMPY_DTYPES[inp.type])
     six_real = float(np.float32(6.0) / np.float32(iq.scale))
-    six = min(max(_round_half_away(six_real) + iq.zero_point, qmin), qmax)
+    six = min(max(round_half_away(six_real) + iq.zero_point, qmin), qmax)
     return Relu6OpData(inp.type, iq.zero_point, six)
 
 

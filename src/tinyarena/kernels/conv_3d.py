@@ -28,7 +28,7 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_common import compute_out_size, gemm, padding_with_offset
 from tinyarena.kernels._conv_kernels import EXACT_FLOAT_WORK, constant_workspace
 from tinyarena.kernels._quant import calculate_activation_range_float, clip_inplace
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
+from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import Operator, Tensor, TensorType
 
 INPUT = 0
@@ -104,13 +104,6 @@ class OpData:
     ws_acc: int
 
 
-def _required(ctx: PrepareContext, index: int, role: str) -> Tensor:
-    t = ctx.tensor(index) if index >= 0 else None
-    if t is None:
-        raise KernelError(f"CONV_3D needs its {role} tensor")
-    return t
-
-
 def _geometry(input_t: Tensor, filter_t: Tensor, output_t: Tensor, opts: Any) -> Geometry3D:
     """ComputePadding3DValues plus shape checks (conv3d.cc Prepare)."""
     if len(input_t.shape) != 5 or len(filter_t.shape) != 5 or len(output_t.shape) != 5:
@@ -151,9 +144,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if len(op.inputs) not in (2, 3) or len(op.outputs) != 1:
         raise KernelError(f"CONV_3D takes 2 or 3 inputs and 1 output, got {len(op.inputs)} "
                           f"and {len(op.outputs)}")
-    input_t = _required(ctx, op.inputs[INPUT], "input")
-    filter_t = _required(ctx, op.inputs[FILTER], "filter")
-    output_t = _required(ctx, op.outputs[OUTPUT], "output")
+    input_t = required_tensor(ctx, op.inputs[INPUT], "CONV_3D", "input")
+    filter_t = required_tensor(ctx, op.inputs[FILTER], "CONV_3D", "filter")
+    output_t = required_tensor(ctx, op.outputs[OUTPUT], "CONV_3D", "output")
     bias_t = ctx.tensor(op.inputs[BIAS]) if len(op.inputs) > BIAS else None
     for role, t in (("input", input_t), ("filter", filter_t), ("output", output_t),
                     ("bias", bias_t)):

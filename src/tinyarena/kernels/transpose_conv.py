@@ -39,7 +39,13 @@ from tinyarena.kernels._quant import (
     requantize_int64_inplace,
     tensor_quant,
 )
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    required_tensor,
+)
 from tinyarena.model.options import TransposeConvOptions
 from tinyarena.model.types import Operator, Tensor, TensorType
 
@@ -101,13 +107,6 @@ def _tap_range(k: int, pad: int, stride: int, in_size: int, out_size: int) -> Ta
     return TapRange(lo, hi + 1, out_start, out_start + (hi - lo) * stride + 1, stride)
 
 
-def _required(ctx: PrepareContext, index: int, role: str) -> Tensor:
-    t = ctx.tensor(index) if index >= 0 else None
-    if t is None:
-        raise KernelError(f"TRANSPOSE_CONV needs its {role} tensor")
-    return t
-
-
 def _kind(input_t: Tensor, filter_t: Tensor, output_t: Tensor, bias_t: Tensor | None) -> str:
     if input_t.type != output_t.type:
         raise KernelError(f"TRANSPOSE_CONV: input {input_t.type.name} and output "
@@ -132,9 +131,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     bias_index = op.inputs[BIAS] if len(op.inputs) > BIAS else -1
     for index in (op.outputs[OUTPUT], op.inputs[INPUT], op.inputs[FILTER]):
         ctx.allocate_temp_tensor(index)
-    output_t = _required(ctx, op.outputs[OUTPUT], "output")
-    input_t = _required(ctx, op.inputs[INPUT], "input")
-    filter_t = _required(ctx, op.inputs[FILTER], "filter")
+    output_t = required_tensor(ctx, op.outputs[OUTPUT], "TRANSPOSE_CONV", "output")
+    input_t = required_tensor(ctx, op.inputs[INPUT], "TRANSPOSE_CONV", "input")
+    filter_t = required_tensor(ctx, op.inputs[FILTER], "TRANSPOSE_CONV", "filter")
     bias_t = ctx.tensor(bias_index) if bias_index >= 0 else None
     kind = _kind(input_t, filter_t, output_t, bias_t)
     channels = filter_t.shape[QUANTIZED_DIMENSION]
