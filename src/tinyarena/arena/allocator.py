@@ -162,7 +162,6 @@ class _Run:
     tensor_resource: dict[tuple[int, int], int] = field(default_factory=dict)
     init_buffers: dict[tuple[int, int], int] = field(default_factory=dict)  # (sg, op) -> address
     bound_tensor_offsets: dict[tuple[int, int], int] = field(default_factory=dict)
-    request_head: int = 0
     plan_records: list[AllocationRecord] = field(default_factory=list)
     plan: Plan | None = None
     variable_offsets: dict[tuple[int, int], int] = field(default_factory=dict)
@@ -308,7 +307,6 @@ def _start_model_allocation(run: _Run) -> None:
     """MicroAllocator::StartModelAllocation and the recording wrappers' count fix-ups."""
     model = run.model
     run.struct("MicroBuiltinDataAllocator", "MicroBuiltinDataAllocator")
-    run.request_head = 0
     _resize_request_array(run)
     run.struct(f"SubgraphAllocations[{len(model.subgraphs)}]", "SubgraphAllocations",
                len(model.subgraphs))

@@ -104,7 +104,7 @@ def conv_requant(kind: str, input_t: Tensor, filter_t: Tensor, output_t: Tensor,
                  activation: str, channels: int) -> ChannelRequant:
     """PopulateConvolutionQuantizationParams + CalculateActivationRangeQuantized (the
     CalculateOpData* of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV all call these)."""
-    in_scale, in_zp = tensor_quant(input_t)
+    in_scale = tensor_quant(input_t).scale
     out_scale, out_zp = tensor_quant(output_t)
     m, s = per_channel_multipliers(in_scale, filter_scales(filter_t, "filter"), out_scale,
                                    channels)

@@ -186,7 +186,6 @@ def quantized_mul(x1: np.ndarray, x2: np.ndarray, p: MulParams, out: np.ndarray)
 # float32 and int32
 # ----------------------------------------------------------------------------------------------
 
-FloatOp = Callable[..., np.ndarray]
 
 
 def float_binary(ufunc: np.ufunc, x1: np.ndarray, x2: np.ndarray, act_min: float,
@@ -546,10 +545,6 @@ class BinaryOpData:
     """What CalculateOpDataAdd/Sub/Mul compute, plus the invoke-time plan."""
 
     out_type: TensorType
-    float_min: float = 0.0
-    float_max: float = 0.0
-    int_min: int = 0
-    int_max: int = 0
     quant: AddSubParams | MulParams | None = None
     run: BinaryRun | None = None  # the invoke-time plan (broadcast blocks, tables, workspace)
 
@@ -586,7 +581,7 @@ def _prepare_binary(spec: BinaryOp, ctx: PrepareContext, op: Operator) -> Binary
     if out.type == TensorType.FLOAT32:
         lo, hi = calculate_activation_range_float(act)
         run = plan_binary(ctx, name, ufunc, in1, in2, np.float32, float_range=(lo, hi))
-        return BinaryOpData(out.type, float_min=lo, float_max=hi, run=run)
+        return BinaryOpData(out.type, run=run)
     if out.type == TensorType.INT32:
         if spec.check_int32 is not None:
             spec.check_int32(in1, in2, out)
@@ -594,7 +589,7 @@ def _prepare_binary(spec: BinaryOp, ctx: PrepareContext, op: Operator) -> Binary
             return BinaryOpData(out.type, run=plan_binary(ctx, name, ufunc, in1, in2, np.int32))
         ilo, ihi = calculate_activation_range_int(act, np.int32)
         run = plan_binary(ctx, name, ufunc, in1, in2, np.int32, int_range=(ilo, ihi))
-        return BinaryOpData(out.type, int_min=ilo, int_max=ihi, run=run)
+        return BinaryOpData(out.type, run=run)
     dtype = NUMPY_DTYPES[out.type]
     quant = spec.quantized(tensor_quant(in1), tensor_quant(in2), tensor_quant(out), dtype, act)
     run = plan_binary(ctx, name, ufunc, in1, in2, dtype, params=quant)

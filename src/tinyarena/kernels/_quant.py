@@ -416,7 +416,6 @@ class ChannelRequant:
     act_max: int
     fused: bool = False
     fused_add: np.ndarray | None = None
-    fused_fix: np.ndarray | None = None  # rounds: 1 where the negative-tie term applies
     fused_all_fix: bool = False
     fused_shift: np.ndarray | None = None
     offset_in_fused_add: bool = False
@@ -458,7 +457,7 @@ class ChannelRequant:
         return ChannelRequant(
             np.ascontiguousarray(m), left, right, half, rounds, bool(np.any(left)),
             bool(np.any(right)), int(output_offset), int(act_min), int(act_max), fused,
-            fused_add, rounds, bool(np.all(rounds == 1)), shift_total,
+            fused_add, bool(np.all(rounds == 1)), shift_total,
             fold or int(output_offset) == 0, scalar,
             scalar and bool(rounds[0]), int(m[0]) if scalar else 0,
             int(fused_add[0]) if scalar else 0, int(shift_total[0]) if scalar else 0)

@@ -20,12 +20,7 @@ from tinyarena.kernels._fixedpoint import (
     multiply_by_quantized_multiplier_inplace,
     wrap_int32_inplace,
 )
-from tinyarena.kernels._quant import (
-    multiply_by_quantized_multiplier,
-    quantize_multiplier,
-    tensor_quant,
-    wrap_int32,
-)
+from tinyarena.kernels._quant import quantize_multiplier, tensor_quant
 from tinyarena.model.types import NUMPY_DTYPES, Tensor, TensorType
 
 _F32, _I8, _I16 = TensorType.FLOAT32, TensorType.INT8, TensorType.INT16
@@ -170,16 +165,6 @@ def _requantize_sums_inplace(temp_sum: np.ndarray, count: int, data: ReduceOpDat
     temp_sum += data.output_zero_point
     np.maximum(temp_sum, int(info.min), out=temp_sum)
     np.minimum(temp_sum, int(info.max), out=temp_sum)
-
-
-def _requantize_sums(temp_sum: np.ndarray, count: int, data: ReduceOpData) -> np.ndarray:
-    """QuantizedMeanOrSum after the summation, allocating form (kept as the reference the
-    in-place form is tested against)."""
-    info = np.iinfo(NUMPY_DTYPES[data.type])
-    shifted_sum = wrap_int32(temp_sum - data.input_zero_point * count)
-    multiplier, shift = _mean_multiplier(count, data)
-    scaled = multiply_by_quantized_multiplier(shifted_sum, multiplier, shift)
-    return np.clip(scaled + data.output_zero_point, info.min, info.max)
 
 
 __all__ = ["ReduceOpData", "reduce", "reduce_op_data", "resolve_axes", "workspace_layout"]
