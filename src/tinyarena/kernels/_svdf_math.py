@@ -112,8 +112,6 @@ class SvdfIntFast:
     bounds show no sum can leave the int32 range. Rescaling is ``requantize_inplace``.
     """
 
-    feature_dtype: Any
-    time_dtype: Any
     ws_x: int  # scratch (batch, n_in + 1), feature dtype
     ws_wf: int  # constant (n_in + 1, n_filter), feature dtype
     ws_f: int  # scratch (batch, n_filter), feature dtype
@@ -178,7 +176,6 @@ def svdf_int_fast(ctx: PrepareContext, batch: int, n_in: int, n_filter: int, n_m
     i64 = np.int64
     rm = rank * n_memory
     return SvdfIntFast(
-        f_dtype, t_dtype,
         scratch((batch, n_in + 1), f_dtype), constant(wf_aug),
         scratch((batch, n_filter), f_dtype), scratch((batch, n_filter), i64),
         scratch((batch, n_filter), i64),
