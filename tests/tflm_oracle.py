@@ -14,7 +14,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -189,3 +189,16 @@ def tflm_fits(model: bytes, arena_size: int) -> tuple[bool, str]:
     finally:
         os.unlink(path)
     return proc.returncode == 0 and "OK" in proc.stdout, proc.stderr + proc.stdout
+
+
+def model_random_inputs(model: bytes | Any, seed: int) -> list[np.ndarray]:
+    """Random inputs for subgraph 0 of ``model`` (bytes or a read Model), drawn as
+    ``tinyarena run`` draws them when given no input file."""
+    from tinyarena.interpreter.inputs import random_inputs
+    from tinyarena.model import read_model
+    from tinyarena.model.types import NUMPY_DTYPES
+
+    m = read_model(model) if isinstance(model, (bytes, bytearray, memoryview)) else model
+    sg = m.subgraphs[0]
+    return random_inputs([{"shape": sg.tensors[i].shape, "dtype": NUMPY_DTYPES[sg.tensors[i].type]}
+                          for i in sg.inputs], seed)

@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tflm_oracle import shared_model_bytes, tflm_allocations, tflm_run
+from tflm_oracle import model_random_inputs, shared_model_bytes, tflm_allocations, tflm_run
 from tinyarena import Interpreter
 from tinyarena.arena import allocate_model
 from tinyarena.builder.random_graphs import random_model
 from tinyarena.model import read_model
-from tinyarena.model.types import TensorType
 from tinyarena.optimize import optimize_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "optimize"))
@@ -34,24 +33,6 @@ from optimize_models import (  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
-_DTYPES = {TensorType.INT8: np.int8, TensorType.INT16: np.int16, TensorType.FLOAT32: np.float32,
-           TensorType.UINT8: np.uint8, TensorType.INT32: np.int32}
-
-
-def _inputs(model: bytes, seed: int) -> list[np.ndarray]:
-    m = read_model(model)
-    rng = np.random.default_rng(seed)
-    out = []
-    for t in (m.subgraphs[0].tensors[i] for i in m.subgraphs[0].inputs):
-        dtype = _DTYPES[t.type]
-        if np.issubdtype(dtype, np.floating):
-            out.append(rng.normal(size=t.shape).astype(dtype))
-        else:
-            info = np.iinfo(dtype)
-            out.append(rng.integers(info.min, info.max, size=t.shape, endpoint=True,
-                                    dtype=dtype))
-    return out
-
 
 def _check(original: bytes, result, runs: int = 3) -> None:
     """Wheel head == prediction; wheel outputs identical; interpreter honours the plan."""
@@ -62,7 +43,7 @@ def _check(original: bytes, result, runs: int = 3) -> None:
     before = tflm_allocations(original)
     assert before.head == result.before.head
     for seed in range(runs):
-        feed = _inputs(original, seed)
+        feed = model_random_inputs(original, seed)
         expected = tflm_run(original, feed)
         got = tflm_run(result.model, feed)
         assert len(expected) == len(got)
@@ -236,7 +217,7 @@ def test_wheel_at_the_exact_margin(shift: int, identical: bool) -> None:
                                            encode_offline_plan(offsets, 1)})
     same = True
     for seed in range(3):
-        feed = _inputs(data, seed)
+        feed = model_random_inputs(data, seed)
         same &= all(np.array_equal(e, g) for e, g in zip(tflm_run(data, feed),
                                                          tflm_run(pinned, feed)))
     assert same == identical

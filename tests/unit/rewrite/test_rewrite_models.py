@@ -7,7 +7,7 @@ import struct
 import flatbuffers
 import numpy as np
 import pytest
-from tflm_oracle import shared_model_bytes, tflm_run
+from tflm_oracle import model_random_inputs, shared_model_bytes, tflm_run
 
 from tinyarena.builder import ModelBuilder
 from tinyarena.builder import _writer as w
@@ -54,22 +54,6 @@ def _other_topological_order(model: Model, sg: int = 0) -> list[int]:
         order.append(pick)
         done.add(pick)
     return order
-
-
-def _random_inputs(model: Model, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    sg = model.subgraphs[0]
-    out = []
-    for index in sg.inputs:
-        t = sg.tensors[index]
-        dtype = np.dtype(t.type.name.lower()) if t.type.name != "BOOL" else np.dtype(bool)
-        if dtype.kind == "f":
-            out.append(rng.normal(size=t.shape).astype(dtype))
-        else:
-            info = np.iinfo(dtype)
-            out.append(rng.integers(info.min, info.max, size=t.shape, endpoint=True,
-                                    dtype=dtype))
-    return out
 
 
 def _tensor_key(t):
@@ -133,7 +117,7 @@ def test_rewrite_metadata_and_reorder_is_lossless(shared_models, shared_model_na
     assert _buffer_offsets(new_bytes)[-1] % 16 == 0
 
     # the wheel runs it with outputs identical to the original's
-    inputs = _random_inputs(old, seed=len(data))
+    inputs = model_random_inputs(old, seed=len(data))
     expected = tflm_run(data, inputs)
     got = tflm_run(new_bytes, inputs)
     assert len(got) == len(expected)
