@@ -15,6 +15,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
+from tinyarena.cli_common import add_target_argument
 from tinyarena.errors import TinyArenaError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
@@ -75,9 +76,7 @@ def _cmd_size(sub: Any) -> None:
                                    "arena it uses (head + tail), the minimum working arena and "
                                    "the tail by TFLM's recording categories.")
     p.add_argument("model", help="a .tflite file")
-    p.add_argument("--target", choices=("host-x64", "arm32", "arm32-short-enums"),
-                   default="host-x64", help="struct layout of the TFLM build (default host-x64, "
-                                            "the pip wheel)")
+    add_target_argument(p)
     p.add_argument("--arena-size", type=int, default=None, metavar="N",
                    help="check that an arena of N bytes is enough (fails like TFLM otherwise)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -143,8 +142,7 @@ def _cmd_optimize(sub: Any) -> None:
                         "which --overlap safe is refused")
     p.add_argument("--time-budget", type=_time_budget, default=1.0, metavar="SECONDS",
                    help="time for the placement search (default 1)")
-    p.add_argument("--target", choices=("host-x64", "arm32", "arm32-short-enums"),
-                   default="host-x64", help="struct layout of the TFLM build (default host-x64)")
+    add_target_argument(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_optimize)
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from tinyarena.cli_common import add_target_argument
+
 
 def _dequantized(value: np.ndarray, details: dict[str, Any]) -> np.ndarray | None:
     q = details["quantization_parameters"]
@@ -143,8 +145,7 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--arena-size", type=int, default=None, metavar="N",
                    help="arena bytes (default: the smallest arena TFLM accepts)")
-    p.add_argument("--target", choices=("host-x64", "arm32", "arm32-short-enums"),
-                   default="host-x64", help="struct layout of the emulated TFLM build")
+    add_target_argument(p)
     p.add_argument("--labels", default=None, metavar="A,B,...",
                    help="names of output 0's classes, printed with their scores (person_detect: "
                         "--labels no_person,person)")

@@ -20,8 +20,10 @@ RANKS = {
     "rewrite": 5, "examples": 5,
     "optimize": 6,
     "report": 7,
-    "cli_run": 8, "cli": 9,
-    "__init__": 10, "__main__": 10,
+    "cli_common": 8,
+    "cli_run": 9,  # and any other cli_<name>.py subcommand module
+    "cli": 10,
+    "__init__": 11, "__main__": 11,
 }
 
 
