@@ -171,7 +171,8 @@ class _Run:
     # -- tail helpers --------------------------------------------------------------------------
 
     def persistent(self, label: str, size: int, alignment: int,
-                   category: str | None = None) -> int:
+                   category: str | None = None, op: tuple[int, int] | None = None,
+                   role: str = "") -> int:
         before = self.alloc.tail
         if category is None:
             address = self.alloc.allocate_persistent(size, alignment)
@@ -179,12 +180,13 @@ class _Run:
             with self.recorder.record(category):
                 address = self.alloc.allocate_persistent(size, alignment)
         self.tail_log.append(TailAllocation(label, size, alignment, before - address, address,
-                                            category))
+                                            category, op, role))
         return address
 
-    def struct(self, label: str, name: str, count: int = 1, category: str | None = None) -> int:
+    def struct(self, label: str, name: str, count: int = 1, category: str | None = None,
+               op: tuple[int, int] | None = None, role: str = "") -> int:
         return self.persistent(label, self.target.sizeof(name) * count, self.target.alignof(name),
-                               category)
+                               category, op, role)
 
     def note_temp_peak(self, extra: int = 0) -> None:
         self.temp_peak = max(self.temp_peak, self.alloc.head_used + extra)
@@ -336,7 +338,7 @@ def _parse_builtin_data(run: _Run, regs: dict[tuple[int, int], Registration]) ->
             reg = regs[(sg.index, op.index)]
             if reg.builtin_data is not None and not op.is_custom:
                 run.struct(f"{reg.builtin_data} (op {op.index} {op.name}, subgraph {sg.index})",
-                           reg.builtin_data)
+                           reg.builtin_data, op=(sg.index, op.index), role="builtin data")
 
 
 @contextmanager
@@ -443,7 +445,8 @@ def _allocate_variables(run: _Run, offsets: tuple[int, ...] | None) -> None:
                 address = run.alloc.allocate_persistent(nbytes, ARENA_ALIGNMENT)
                 run.tail_log.append(TailAllocation(
                     f"variable tensor {tensor.index} {tensor.name!r} (subgraph {sg.index})",
-                    nbytes, ARENA_ALIGNMENT, before - address, address, rec.VARIABLE_BUFFER_DATA))
+                    nbytes, ARENA_ALIGNMENT, before - address, address, rec.VARIABLE_BUFFER_DATA,
+                    role="variable"))
                 run.variable_offsets[(sg.index, tensor.index)] = address
 
 
@@ -513,7 +516,8 @@ class _KernelContext:
             raise KernelError(f"{self.op.name} asked for {nbytes} persistent bytes")
         label = f"{self.op.name} {self.phase} (op {self.op.index}, subgraph {self.subgraph})"
         address = self._run.persistent(label, nbytes, ARENA_ALIGNMENT,
-                                       rec.PERSISTENT_BUFFER_DATA)
+                                       rec.PERSISTENT_BUFFER_DATA, (self.subgraph, self.op.index),
+                                       "op data" if self.phase == "init" else "persistent buffer")
         if self.phase == "init":  # the OpData that TfLiteNode::user_data points at
             self._run.init_buffers.setdefault((self.subgraph, self.op.index), address)
         return address

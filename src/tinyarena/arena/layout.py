@@ -38,10 +38,15 @@ class TailAllocation:
     used: int  # bytes the tail grew by, padding included
     address: int  # absolute byte offset in the arena
     category: str | None  # recording category, None when TFLM does not itemise it
+    # the node it was made for, (subgraph, operator index), None for model-wide objects; and
+    # why: "op data" (init), "persistent buffer" (prepare), "builtin data", "variable"
+    op: tuple[int, int] | None = None
+    role: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "requested": self.requested, "alignment": self.alignment,
-                "used": self.used, "address": self.address, "category": self.category}
+                "used": self.used, "address": self.address, "category": self.category,
+                "op": None if self.op is None else list(self.op), "role": self.role}
 
 
 @dataclass(frozen=True)
