@@ -37,17 +37,29 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:
 
 
 def _run_plan(args: argparse.Namespace) -> int:
-    from tinyarena.report import plan_dict, render_plan
+    from tinyarena.model import read_model
+    from tinyarena.report import explain_arena, plan_dict, render_plan
 
+    model = read_model(args.model)
     if args.planner == "optimal":
         from tinyarena.optimize import optimal_layout
 
         # The layout is TFLM's, running the best plan pinned offline; name it for what it is.
-        layout = dataclasses.replace(optimal_layout(args.model), planner="optimal")
+        layout = dataclasses.replace(optimal_layout(model, target=args.target), planner="optimal")
     else:
-        layout = _layout(args, planner=args.planner)
-    return _emit(args, plan_dict(layout),
-                 render_plan(layout, title=args.model, ascii_picture=args.ascii))
+        from tinyarena.arena import allocate_model
+
+        layout = allocate_model(model, planner=args.planner, target=args.target)
+    explained = explain_arena(model, layout)
+    if args.svg:
+        from pathlib import Path
+
+        from tinyarena.report.svg import plan_svg
+
+        Path(args.svg).write_text(plan_svg(explained, title=args.model), encoding="utf-8")
+    return _emit(args, plan_dict(layout, explained),
+                 render_plan(layout, title=args.model, ascii_picture=args.ascii,
+                             explanation=explained))
 
 
 def _cmd_plan(sub: Any) -> None:
@@ -58,16 +70,23 @@ def _cmd_plan(sub: Any) -> None:
     p.add_argument("--planner", choices=("greedy", "linear", "optimal"), default="greedy",
                    help="TFLM's GreedyMemoryPlanner (default) or LinearMemoryPlanner, or the "
                         "best plan tinyarena finds (as TFLM runs it when pinned offline)")
+    add_target_argument(p)
     p.add_argument("--ascii", action="store_true", help="add TFLM's PrintMemoryPlan picture")
+    p.add_argument("--svg", metavar="FILE", help="also write the plan as an SVG picture")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_plan)
 
 
 def _run_size(args: argparse.Namespace) -> int:
-    from tinyarena.report import render_size, size_dict
+    from tinyarena.arena import allocate_model
+    from tinyarena.model import read_model
+    from tinyarena.report import explain_arena, render_size, size_dict
 
-    layout = _layout(args, target=args.target, arena_size=args.arena_size)
-    return _emit(args, size_dict(layout), render_size(layout, title=args.model))
+    model = read_model(args.model)
+    layout = allocate_model(model, target=args.target, arena_size=args.arena_size)
+    explained = explain_arena(model, layout)
+    return _emit(args, size_dict(layout, explained),
+                 render_size(layout, title=args.model, explanation=explained))
 
 
 def _cmd_size(sub: Any) -> None:

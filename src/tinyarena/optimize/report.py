@@ -21,7 +21,8 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
     lines.append(f"saving: {result.saving} bytes of arena_used_bytes "
                  f"({_pct(result.saving, b.total)}), head {_pct(b.head - a.head, b.head)}")
     status = "proven optimal" if result.optimal else "not proven optimal"
-    lines.append(f"lower bound: {result.lower_bound} bytes of head; the plan is {status} "
+    lines.append(f"lower bound: {result.lower_bound} bytes of head for this operator order "
+                 f"under the {result.overlap!r} overlap rules; the plan is {status} "
                  f"(greedy {result.greedy_head}, search {result.search_head} by "
                  f"{result.search_method})")
     if result.order_exact is not None:
