@@ -166,7 +166,14 @@ def _cmd_optimize(sub: Any) -> None:
     p.set_defaults(handler=_run_optimize)
 
 
-COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize)
+def _cmd_report(sub: Any) -> None:
+    from tinyarena.cli_report import add_report_parser
+
+    add_report_parser(sub)
+
+
+COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
+                                   _cmd_report)
 
 
 def build_parser() -> argparse.ArgumentParser:

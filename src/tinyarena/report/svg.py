@@ -94,16 +94,16 @@ def plan_svg(e: ArenaExplanation, title: str = "", width: int = 760, height: int
                    f'{escape(title)}</text>')
     out.append(f'<rect x="{_f(fr.left)}" y="{_f(fr.top)}" width="{_f(fr.width)}" '
                f'height="{_f(fr.height)}" fill="#f7f7f7" stroke="#999"/>')
-    if e.peak is not None:
-        p = e.peak
-        out.append(f'<rect class="peak-step" data-step="{p.step}" x="{_f(fr.x(p.step))}" '
-                   f'y="{_f(fr.top)}" width="{_f(fr.x(p.step + 1) - fr.x(p.step))}" '
-                   f'height="{_f(fr.height)}" fill="#ffd54f" fill-opacity="0.45">'
-                   f'<title>{escape(e.peak_text())}</title></rect>')
     peak = set(e.peak.buffers) if e.peak else set()
     # peak buffers last, so their outline is on top
     for b in sorted(bufs, key=lambda b: b.position in peak):
         out.append(_rect(b, fr, b.position in peak))
+    if e.peak is not None:
+        p = e.peak
+        out.append(f'<rect class="peak-step" data-step="{p.step}" x="{_f(fr.x(p.step))}" '
+                   f'y="{_f(fr.top)}" width="{_f(fr.x(p.step + 1) - fr.x(p.step))}" '
+                   f'height="{_f(fr.height)}" fill="#ffd54f" fill-opacity="0.35" pointer-events="none">'
+                   f'<title>{escape(e.peak_text())}</title></rect>')
     for s in e.rules.collisions:
         a, b = bufs[s.a], bufs[s.b]
         t0, t1 = max(a.first, b.first), min(a.last, b.last) + 1
