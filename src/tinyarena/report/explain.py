@@ -224,7 +224,8 @@ def planner_text(layout: ArenaLayout) -> str:
     """What placed the buffers, in words: an offline plan is named as such."""
     pinned = sum(b.offline for b in layout.buffers)
     if pinned == 0:
-        return {"greedy": "greedy planner", "linear": "linear planner"}.get(
+        return {"greedy": "greedy planner", "linear": "linear planner",
+                "optimal": "greedy planner (the placement search found no smaller plan)"}.get(
             layout.planner, f"{layout.planner} planner")
     online = len(layout.buffers) - pinned
     prefix = "best plan found, " if layout.planner == "optimal" else ""
