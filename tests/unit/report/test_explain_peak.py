@@ -237,3 +237,60 @@ def test_variable_state_by_operator_is_the_wheels(shared_models: Path) -> None:
     svdf = [o for o in e.tail_by_operator if o.type == "SVDF"]
     assert svdf and all(o.variable_state > 0 for o in svdf)
 
+
+
+def _if_model() -> bytes:
+    """IF running a two-op 'then' and a one-op 'else' subgraph; every tensor 64 floats
+    (256 bytes) except the bool condition (16 bytes planned)."""
+    b = ModelBuilder()
+    cond = b.add_input("cond", (1,), "bool")
+    x = b.add_input("x", (64,), "float32")
+    y = b.add_tensor("y", (64,), "float32")
+    then = b.add_subgraph("then")
+    tx = then.add_input("tx", (64,), "float32")
+    tc = then.add_constant("tc", np.full(64, 2.0, np.float32))
+    t1 = then.add_tensor("t1", (64,), "float32")
+    t2 = then.add_tensor("t2", (64,), "float32")
+    then.add_operator("ADD", [tx, tc], [t1])
+    then.add_operator("ADD", [t1, tc], [t2])
+    then.mark_output(t2)
+    other = b.add_subgraph("else")
+    ex = other.add_input("ex", (64,), "float32")
+    ec = other.add_constant("ec", np.full(64, -1.0, np.float32))
+    e1 = other.add_tensor("e1", (64,), "float32")
+    other.add_operator("ADD", [ex, ec], [e1])
+    other.mark_output(e1)
+    b.add_operator("IF", [cond, x], [y], then_subgraph_index=1, else_subgraph_index=2)
+    b.mark_output(y)
+    return b.build()
+
+
+def test_control_flow_steps_and_peak() -> None:
+    # TFLM's walk: IF at step 1, 'then' inputs at 2, its ADDs at 3 and 4, 'else' inputs at
+    # 5, its ADD at 6. Live: cond+x from 0, y from 1, tx 2..3, t1 3..4, t2 4, ex 5..6, e1 6.
+    model = read_model(_if_model())
+    e = explain_arena(model, allocate_model(model))
+    assert [(o.step, o.subgraph, o.index, o.type) for o in e.operators] == \
+        [(1, 0, 0, "IF"), (3, 1, 0, "ADD"), (4, 1, 1, "ADD"), (6, 2, 0, "ADD")]
+    assert {t: v for t, v, _ in e.live_by_step} == \
+        {0: 272, 1: 528, 2: 784, 3: 1040, 4: 1040, 5: 784, 6: 1040}
+    p = e.peak
+    assert p is not None and p.live_bytes == 1040 and p.step in (3, 4, 6)
+    assert p.operator is not None and p.operator.type == "ADD"
+    assert (p.operator.subgraph, p.operator.index) == {3: (1, 0), 4: (1, 1), 6: (2, 0)}[p.step]
+    live_names = {3: {"cond", "x", "y", "tx", "t1"}, 4: {"cond", "x", "y", "t1", "t2"},
+                  6: {"cond", "x", "y", "ex", "e1"}}[p.step]
+    assert {e.buffers[i].name for i in p.buffers} == live_names
+
+
+@pytest.mark.oracle
+def test_control_flow_peak_head_is_the_wheels() -> None:
+    from tflm_oracle import tflm_allocations
+
+    data = _if_model()
+    model = read_model(data)
+    e = explain_arena(model, allocate_model(model))
+    cond = np.array([True])
+    x = np.zeros(64, np.float32)
+    assert e.peak is not None
+    assert e.peak.head_bytes == tflm_allocations(data, inputs=[cond, x]).head
