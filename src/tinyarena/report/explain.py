@@ -394,13 +394,16 @@ def _variable_readers(model: Model, layout: ArenaLayout) -> dict[int, tuple[int,
     return out
 
 
-def explain_arena(model: Model, layout: ArenaLayout, kernel_set: str = "reference"
+def explain_arena(model: Model, layout: ArenaLayout, kernel_set: str | None = None
                   ) -> ArenaExplanation:
     """The peak, the bound for the plan's own overlap rules, and the tail by operator.
 
     ``kernel_set`` decides which intended overlaps of an offline plan are safe (the
-    optimizer's rules (b) and (c) hold for TFLM's reference kernels only).
+    optimizer's rules (b) and (c) hold for TFLM's reference kernels only); by default the
+    target profile's ``kernel_set`` when it names one, else "reference".
     """
+    if kernel_set is None:
+        kernel_set = str(getattr(get_target(layout.target), "kernel_set", "reference"))
     steps = operator_steps(model)
     infos = _buffer_infos(model, layout, steps)
     live = _live(layout.buffers)
