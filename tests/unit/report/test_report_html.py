@@ -257,16 +257,19 @@ def test_chromium_dom_has_one_rect_per_buffer_and_peak_marked(
         assert svg.count("<title>") >= len(e.buffers)
 
 
-class _Counter(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
+def _counting_handler(hits: list[str]) -> type[http.server.BaseHTTPRequestHandler]:
+    """A request handler class that appends each GET path to ``hits``."""
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        type(self).hits.append(self.path)
-        self.send_response(204)
-        self.end_headers()
+    class Counter(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
 
-    def log_message(self, *args: Any) -> None:
-        pass
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return Counter
 
 
 def test_chromium_csp_blocks_requests(report_page: tuple[Path, Path], tmp_path: Path) -> None:
@@ -274,7 +277,8 @@ def test_chromium_csp_blocks_requests(report_page: tuple[Path, Path], tmp_path: 
     policy does make it, so the check can fail)."""
     _chromium()
     _, page = report_page
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counter)
+    hits: list[str] = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _counting_handler(hits))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
@@ -285,10 +289,9 @@ def test_chromium_csp_blocks_requests(report_page: tuple[Path, Path], tmp_path: 
         without = tmp_path / "without_csp.html"
         without.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "",
                                   planted), encoding="utf-8")
-        _Counter.hits = []
         _browse(tmp_path, with_csp, "--dump-dom")
-        assert _Counter.hits == []
+        assert hits == []
         _browse(tmp_path, without, "--dump-dom")
-        assert _Counter.hits == ["/planted.png"]
+        assert hits == ["/planted.png"]
     finally:
         server.shutdown()
