@@ -28,7 +28,7 @@ from tinyarena.errors import (
     UnsupportedOpError,
 )
 
-__version__ = "0.1.0"
+from tinyarena._version import __version__
 
 # public name -> module defining it (imported on first use)
 _LAZY: dict[str, str] = {
