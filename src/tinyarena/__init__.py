@@ -6,7 +6,7 @@ the model reader does not import the kernels::
     import tinyarena
     ip = tinyarena.Interpreter("person_detect.tflite", arena_size=100_000)
     ip.allocate_tensors()
-    ip.set_input(0, image)
+    ip.set_input(image, 0)
     ip.invoke()
     scores = ip.get_output(0)
 """

@@ -34,7 +34,7 @@ def _timed_invokes(ip: Any, inputs: list[np.ndarray], repeat: int) -> list[float
     times = []
     for _ in range(max(repeat, 1)):
         for i, x in enumerate(inputs):
-            ip.set_input(i, x)  # inputs may share memory the plan reuses: set them every time
+            ip.set_input(x, i)  # inputs may share memory the plan reuses: set them every time
         start = time.perf_counter()
         ip.invoke()
         times.append(time.perf_counter() - start)
@@ -205,7 +205,7 @@ def demo_command(args: argparse.Namespace) -> int:
     print()
     for vertical in (True, False):
         image = stripes.stripes(vertical)
-        ip.set_input(0, image)
+        ip.set_input(image, 0)
         start = time.perf_counter()
         ip.invoke()
         elapsed = (time.perf_counter() - start) * 1e3

@@ -143,7 +143,7 @@ def _registration(name: str, custom: bool, op_index: int, subgraph: int) -> OpRe
     return OpRegistration(method=method, op_name=name)
 
 
-def export_model(model: Model | bytes | str | Path, *, target: str = "host-x64",
+def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *, target: str = "host-x64",
                  name: str | None = None, margin: int = 0,
                  model_file: str = "", resolver: Resolver | None = None) -> ExportedSources:
     """The C++ sources of ``model`` for ``target``; ``name`` (default: the file's stem, else
@@ -155,8 +155,7 @@ def export_model(model: Model | bytes | str | Path, *, target: str = "host-x64",
         raise BuildError(f"margin must be a whole number of bytes >= 0, got {margin!r}")
     if isinstance(model, (str, Path)) and not model_file:
         model_file = str(model)
-    parsed = model if isinstance(model, Model) else read_model(
-        str(model) if isinstance(model, Path) else model)
+    parsed = read_model(model)
     data = bytes(parsed.raw)
     if not data:
         raise BuildError("the Model has no raw bytes to export; read it with read_model")
