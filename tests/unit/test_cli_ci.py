@@ -201,3 +201,20 @@ def test_optimize_refuses_to_overwrite(capsys, tmp_path: Path) -> None:
     status, _, _ = _run(capsys, ["optimize", str(model), "-o", str(existing), "--force",
                                  "--time-budget", "0"])
     assert status == 0 and existing.read_bytes()[4:8] == b"TFL3"
+
+
+def test_progress_bar_only_on_a_terminal_for_long_batches(monkeypatch) -> None:
+    import sys
+
+    from tinyarena.cli_common import PROGRESS_MIN_ITEMS, run_batch
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for tty, items, shown in ((True, PROGRESS_MIN_ITEMS, True), (False, 10, False),
+                              (True, PROGRESS_MIN_ITEMS - 1, False)):
+        stream = Terminal() if tty else io.StringIO()
+        monkeypatch.setattr(sys, "stderr", stream)
+        assert run_batch(abs, list(range(-items, 0)), 1, "size") == list(range(items, 0, -1))
+        assert (f"0/{items} " in stream.getvalue()) == shown

@@ -196,6 +196,8 @@ def test_arena_is_min_arena_plus_margin_with_the_reason(tmp_path: Path) -> None:
 
 
 def test_resolver_has_one_tflm_method_per_distinct_op(stubs: Path, tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedOpError, match="resolver="):
+        export_model(_custom_model())  # a custom op's arena needs its kernel's prepare
     out = export_model(_custom_model(), name="custom", resolver=_custom_resolver())
     calls = [op.call for op in out.ops]
     assert calls == ['AddAdd()', 'AddCustom("MY_FILTER", Register_MY_FILTER())',

@@ -164,7 +164,19 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *, 
         raise BuildError(f"--name {name!r} is not a C++ identifier; use e.g. {ident!r}")
     ops = op_registrations(parsed)
     profile = get_target(target)
-    layout = allocate_model(parsed, target=profile, resolver=resolver)
+    try:
+        layout = allocate_model(parsed, target=profile, resolver=resolver)
+    except UnsupportedOpError as exc:
+        custom = [op for op in ops if op.custom and op.op_name == exc.op_name]
+        if not custom:
+            raise
+        raise UnsupportedOpError(
+            f"{exc}: the arena of a model with custom op {exc.op_name} depends on its kernel's "
+            f"Init and Prepare, and tinyarena has none for it. From Python, pass "
+            f"export_model(..., resolver=OpResolver.default().add_custom({exc.op_name!r}, "
+            f"Registration(...))) describing its allocations",
+            op_name=exc.op_name, op_index=exc.op_index,
+            subgraph_index=exc.subgraph_index) from None
     arena_size = int(layout.min_arena) + margin
     facts = _Facts(
         name=ident, file=Path(model_file).name if model_file else "", data=data,
