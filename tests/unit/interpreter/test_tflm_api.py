@@ -122,6 +122,9 @@ def test_every_model_function_takes_path_bytes_or_model(model_file: Path,
     for s in sources:
         ip = tinyarena.Interpreter(s)
         ip.allocate_tensors()
+    from tinyarena.rewrite import set_metadata
+
+    assert len({set_metadata(s, "note", b"x") for s in sources}) == 1
     before = tinyarena.optimize_model(model, time_budget_s=0).before
     assert before == tinyarena.optimize_model(str(model_file), time_budget_s=0).before
     with pytest.raises(ModelError, match="cannot read model file"):
