@@ -337,3 +337,28 @@ def test_cli_export_batch_equals_single_and_jobs(capsys, tmp_path: Path) -> None
     one = json.loads(capsys.readouterr().out)
     assert {k: v for k, v in one.items() if k not in ("header", "source")} == records[2]
     assert (single / "m1.cc").read_text() == files["m1.cc"]
+
+
+DEVICE_ORACLE = SHARED_MODELS.parent / "device-oracle" / "models.json"
+
+
+@pytest.mark.skipif(not DEVICE_ORACLE.exists() or not SHARED_MODELS.is_dir(),
+                    reason="needs ../shared/device-oracle and ../shared/models")
+def test_exported_arena_is_the_minimum_measured_on_cortex_m4(tmp_path: Path, capsys) -> None:
+    """kTensorArenaSize for arm32-short-enums (the toolchain's default packed enums) equals the
+    minimum working arena found on a Cortex-M4 running TFLM's reference kernels, and `check`
+    agrees: fits at that budget, 16 bytes over one granule below."""
+    measured = json.loads(DEVICE_ORACLE.read_text())["results"]["m4-reference"]
+    checked = 0
+    for name, figures in sorted(measured.items()):
+        if figures.get("status") != "ok" or "mobilenet" in name:
+            continue
+        path = SHARED_MODELS / name
+        out = export_model(path, target="arm32-short-enums")
+        assert out.arena_size == figures["min_arena"], name
+        budget = figures["min_arena"] - 16
+        assert main(["check", str(path), "--target", "arm32-short-enums", "--budget",
+                     str(budget), "--json"]) == 3
+        assert json.loads(capsys.readouterr().out)["models"][0]["over_by"] == 16
+        checked += 1
+    assert checked >= 5
