@@ -275,10 +275,11 @@ def _arena_comment(f: _Facts) -> str:
     return (f"Tensor arena bytes for target {f.target} ({f.target_description}): "
             f"min_arena {_n(f.min_arena)} + margin {_n(f.margin)}. min_arena is the smallest "
             f"arena in which TFLM's MicroInterpreter::AllocateTensors() succeeds for this model "
-            f"and target, as tinyarena {__version__} computes it, emulating {EMULATED_TFLM} "
-            f"({f.planner} planner, {f.allocator} allocator, the allocations of TFLM's "
-            f"reference kernels). {used} Declare the arena 16-byte aligned, or TFLM loses up "
-            f"to 15 bytes aligning its start:")
+            f"and target, as tinyarena {__version__} computes it by emulating TFLM's "
+            f"allocator ({f.planner} planner, {f.allocator} allocator, the allocations of "
+            f"the target's kernels; host-x64 figures checked against {EMULATED_TFLM}). "
+            f"{used} Declare the arena 16-byte aligned, or TFLM loses up to 15 bytes aligning "
+            f"its start:")
 
 
 def _comment(text: str) -> list[str]:
