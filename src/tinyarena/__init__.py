@@ -6,7 +6,7 @@ the model reader does not import the kernels::
     import tinyarena
     ip = tinyarena.Interpreter("person_detect.tflite", arena_size=100_000)
     ip.allocate_tensors()
-    ip.set_input(0, image)
+    ip.set_input(image, 0)
     ip.invoke()
     scores = ip.get_output(0)
 """
@@ -28,7 +28,7 @@ from tinyarena.errors import (
     UnsupportedOpError,
 )
 
-__version__ = "0.1.0"
+from tinyarena._version import __version__
 
 # public name -> module defining it (imported on first use)
 _LAZY: dict[str, str] = {

@@ -15,7 +15,14 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
-from tinyarena.cli_common import add_target_argument
+from tinyarena.cli_common import (
+    add_batch_arguments,
+    add_target_argument,
+    error_object,
+    oserror_message,
+    size_argument,
+    version_text,
+)
 from tinyarena.errors import TinyArenaError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
@@ -78,26 +85,22 @@ def _cmd_plan(sub: Any) -> None:
 
 
 def _run_size(args: argparse.Namespace) -> int:
-    from tinyarena.arena import allocate_model
-    from tinyarena.model import read_model
-    from tinyarena.report import explain_arena, render_size, size_dict
+    from tinyarena.cli_size import run_size
 
-    model = read_model(args.model)
-    layout = allocate_model(model, target=args.target, arena_size=args.arena_size)
-    explained = explain_arena(model, layout)
-    return _emit(args, size_dict(layout, explained),
-                 render_size(layout, title=args.model, explanation=explained))
+    return run_size(args)
 
 
 def _cmd_size(sub: Any) -> None:
     p = sub.add_parser("size", help="arena bytes TFLM needs for a model",
                        description="Emulate TFLM's AllocateTensors for MODEL and report the "
                                    "arena it uses (head + tail), the minimum working arena and "
-                                   "the tail by TFLM's recording categories.")
-    p.add_argument("model", help="a .tflite file")
+                                   "the tail by TFLM's recording categories. Declare "
+                                   "min_arena bytes, 16-byte aligned.")
+    add_batch_arguments(p)
     add_target_argument(p)
-    p.add_argument("--arena-size", type=int, default=None, metavar="N",
-                   help="check that an arena of N bytes is enough (fails like TFLM otherwise)")
+    p.add_argument("--arena-size", type=size_argument, default=None, metavar="N",
+                   help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
+                        "(fails like TFLM otherwise)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_size)
 
@@ -106,6 +109,18 @@ def _cmd_run(sub: Any) -> None:
     from tinyarena.cli_run import add_run_parser
 
     add_run_parser(sub)
+
+
+def _cmd_check(sub: Any) -> None:
+    from tinyarena.cli_check import add_check_parser
+
+    add_check_parser(sub)
+
+
+def _cmd_export(sub: Any) -> None:
+    from tinyarena.cli_export import add_export_parser
+
+    add_export_parser(sub)
 
 
 def _cmd_demo(sub: Any) -> None:
@@ -131,12 +146,27 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize import optimize_model
     from tinyarena.optimize.report import render_optimize
 
+    _refuse_overwrite(args.model, args.output, args.force)
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
                             time_budget_s=args.time_budget, target=args.target,
                             kernel_set=args.kernel_set)
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
     return _emit(args, data, render_optimize(result, args.model, args.output))
+
+
+def _refuse_overwrite(model: str, output: str, force: bool) -> None:
+    """optimize never replaces its input, or any existing file, unless --force."""
+    from pathlib import Path
+
+    from tinyarena.errors import BuildError
+
+    out = Path(output)
+    if force or not out.exists():
+        return
+    same = Path(model).exists() and out.resolve() == Path(model).resolve()
+    what = "is the input model" if same else "exists"
+    raise BuildError(f"{output} {what}; choose another -o, or pass --force to overwrite it")
 
 
 def _cmd_optimize(sub: Any) -> None:
@@ -148,6 +178,8 @@ def _cmd_optimize(sub: Any) -> None:
                                    "follows it and computes identical outputs.")
     p.add_argument("model", help="a .tflite file")
     p.add_argument("-o", "--output", required=True, help="where to write the optimized model")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite OUTPUT if it exists (even when it is the input model)")
     p.add_argument("--reorder", action=argparse.BooleanOptionalAction, default=True,
                    help="search a better operator order (default on)")
     p.add_argument("--overlap", choices=("none", "views", "safe"), default="safe",
@@ -173,37 +205,72 @@ def _cmd_report(sub: Any) -> None:
 
 
 COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
-                                   _cmd_report)
+                                   _cmd_report, _cmd_check, _cmd_export)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _Version(argparse.Action):
+    """--version on one unwrapped line (argparse's own action rewraps it to the terminal)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(version_text())
+        parser.exit()
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are the JSON error object when --json was given."""
+
+    json_errors = False
+
+    def error(self, message: str) -> Any:  # argparse's hook; never returns
+        if self.json_errors:
+            print(json.dumps({"error": {"type": "UsageError", "message": message}}, indent=2))
+            raise SystemExit(2)
+        return super().error(message)
+
+
+def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
+    parser = _Parser(
         prog="tinyarena",
         description="TensorFlow Lite Micro's tensor arena, byte for byte.")
+    parser.json_errors = json_errors
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="tinyarena's version and the TFLM version it emulates")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in COMMANDS:
         register(sub)
+    for command in sub.choices.values():
+        command.json_errors = json_errors
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 1 tinyarena error, 2 usage error)."""
-    parser = build_parser()
-    args = parser.parse_args(None if argv is None else list(argv))
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(json_errors="--json" in arguments)
+    args = parser.parse_args(arguments)  # usage errors exit 2 (as JSON with --json)
     try:
         status: int = args.handler(args)
     except TinyArenaError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _fail(args, error_object(exc), f"error: {exc}")
         return 1
     except BrokenPipeError:  # e.g. `tinyarena plan big.tflite | head`: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except OSError as exc:  # a file the command writes (-o, --output, --save) cannot be written
-        where = f"{exc.filename}: " if exc.filename is not None else ""
-        print(f"error: {where}{exc.strerror or exc}; check the path", file=sys.stderr)
+        message = oserror_message(exc)
+        _fail(args, {"error": {"type": "OSError", "message": message}}, f"error: {message}")
         return 1
     return status
+
+
+def _fail(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
+    """A failed command: the JSON error object on stdout with --json, else text on stderr."""
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2))
+    else:
+        print(text, file=sys.stderr)
 
 
 __all__ = ["COMMANDS", "build_parser", "main"]

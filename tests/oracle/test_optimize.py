@@ -56,7 +56,7 @@ def _check(original: bytes, result, runs: int = 3) -> None:
             ip = Interpreter(model)
             ip.allocate_tensors()
             for i, x in enumerate(feed):
-                ip.set_input(i, x)
+                ip.set_input(x, i)
             ip.invoke()
             outs.append([ip.get_output(i) for i in range(len(expected))])
         for e, g in zip(*outs):

@@ -19,6 +19,7 @@ runs them through an emulating context.
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Protocol
@@ -45,6 +46,7 @@ from tinyarena.errors import (
 )
 from tinyarena.kernels.base import Registration, check_workspace_initial
 from tinyarena.model.metadata import offline_offsets
+from tinyarena.model.reader import read_model
 from tinyarena.model.types import Model, Operator, Tensor
 from tinyarena.planning import lower_bound, plan_greedy, plan_linear
 from tinyarena.planning.buffers import Buffer, Plan
@@ -70,7 +72,7 @@ class _DefaultResolver:
 
 
 def allocate_model(
-    model: Model,
+    model: Model | bytes | bytearray | memoryview | str | os.PathLike[str],
     *,
     target: str | TargetProfile = "host-x64",
     arena_size: int | None = None,
@@ -91,6 +93,7 @@ def allocate_model(
     CONV_3D) has no TFLM arena to emulate: that raises ``UnsupportedOpError`` unless
     ``allow_tinyarena_kernels`` (the interpreter's case: it needs offsets, not TFLM's sizes).
     """
+    model = read_model(model)  # a path or bytes is read; a Model passes through
     profile = get_target(target)
     path = allocator or profile.default_allocator
     if path not in ("recording", "production"):

@@ -7,8 +7,10 @@ in the head, variable tensors and resource buffers in the tail. Constants stay z
 the model bytes. Kernel workspaces (Python-side buffers requested in prepare) are made here,
 once, outside the arena, and reported separately so the arena stays byte-identical to TFLM's.
 
-The public methods follow both TFLM (``input``/``output``, ``set_input(index, array)``,
-``arena_used_bytes``, ``reset``) and ``tf.lite.Interpreter`` (``get_input_details``,
+The public methods follow TFLM (``input``/``output``, ``arena_used_bytes``, ``reset``), the
+tflite_micro wheel's Python runtime (``Interpreter.from_bytes``/``from_file``,
+``set_input(data, index)``, ``get_output(index)``, ``get_input_details(index)``) and
+``tf.lite.Interpreter`` (``Interpreter(model_path=...)``, ``get_input_details()``,
 ``set_tensor``/``get_tensor``, ``allocate_tensors``/``invoke``).
 """
 
@@ -206,8 +208,11 @@ class Interpreter:
     would accept is made at allocation time.
     """
 
-    def __init__(self, model: ModelSource, arena: Any = None, *, arena_size: int | None = None,
-                 resolver: OpResolver | None = None, target: str = "host-x64") -> None:
+    def __init__(self, model: ModelSource | None = None, arena: Any = None, *,
+                 arena_size: int | None = None, resolver: OpResolver | None = None,
+                 target: str = "host-x64", model_path: str | os.PathLike | None = None,
+                 model_content: bytes | None = None) -> None:
+        model = _one_model(model, model_path, model_content)
         if arena is not None and arena_size is not None:
             raise InterpreterError("give either arena (a buffer) or arena_size, not both")
         if arena_size is not None and (not isinstance(arena_size, int)
@@ -232,6 +237,38 @@ class Interpreter:
             self._arena = None  # sized at allocation time
             self._arena_owner = None
         self._alloc: _Allocation | None = None
+
+    @classmethod
+    def from_bytes(cls, model_data: bytes | bytearray | memoryview,
+                   custom_op_registerers: Sequence[str] | None = None,
+                   arena_size: int | None = None, **kwargs: Any) -> Interpreter:
+        """tflite_micro's ``Interpreter.from_bytes(model_data, arena_size=...)``: built and
+        allocated, ready for ``set_input(data, index)``. Without ``arena_size`` the arena is
+        the smallest TFLM accepts (the wheel guesses ten times the model size instead).
+        ``kwargs`` are this class's own (``resolver``, ``target``, ``arena``)."""
+        _refuse_registerers(custom_op_registerers)
+        if not isinstance(model_data, (bytes, bytearray, memoryview)):
+            raise InterpreterError(
+                f"from_bytes takes the model's bytes, not {type(model_data).__name__}; use "
+                f"Interpreter.from_file(path) for a file")
+        interpreter = cls(model_data, arena_size=arena_size, **kwargs)
+        interpreter.allocate_tensors()
+        return interpreter
+
+    @classmethod
+    def from_file(cls, model_path: str | os.PathLike,
+                  custom_op_registerers: Sequence[str] | None = None,
+                  arena_size: int | None = None, **kwargs: Any) -> Interpreter:
+        """tflite_micro's ``Interpreter.from_file(model_path, arena_size=...)``: built and
+        allocated, ready for ``set_input(data, index)``."""
+        _refuse_registerers(custom_op_registerers)
+        if not isinstance(model_path, (str, os.PathLike)):
+            raise InterpreterError(
+                f"from_file takes a path, not {type(model_path).__name__}; use "
+                f"Interpreter.from_bytes(data) for bytes")
+        interpreter = cls(model_path, arena_size=arena_size, **kwargs)
+        interpreter.allocate_tensors()
+        return interpreter
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -342,15 +379,18 @@ class Interpreter:
         """The arena view of output ``index`` (TFLM's ``interpreter.output(i)``)."""
         return self._io_view(index, self._model.subgraphs[0].outputs, "output")
 
-    def set_input(self, index: int, value: Any) -> None:
-        """Copy ``value`` into input ``index``; its shape and dtype must match exactly."""
+    def set_input(self, data: Any, index: Any = 0) -> None:
+        """Copy ``data`` into input ``index`` (tflite_micro's ``set_input(input_data, index)``);
+        its shape and dtype must match exactly. tinyarena's earlier order, ``set_input(index,
+        array)``, is still accepted when it cannot be misread: an int index and an array."""
+        value, index = _input_arguments(data, index)
         sg = self._model.subgraphs[0]
         view = self._io_view(index, sg.inputs, "input")
         _check_value(sg.tensors[sg.inputs[index]], view, value, f"input {index}")
         view[...] = value
 
-    def get_output(self, index: int) -> np.ndarray:
-        """A copy of output ``index`` after the last invoke."""
+    def get_output(self, index: int = 0) -> np.ndarray:
+        """A copy of output ``index`` after the last invoke (tflite_micro's ``get_output``)."""
         return self.output(index).copy()
 
     def inputs_size(self) -> int:
@@ -360,13 +400,28 @@ class Interpreter:
         return len(self._model.subgraphs[0].outputs)
 
     # -- tf.lite-style I/O -----------------------------------------------------------------------
-    def get_input_details(self) -> list[dict[str, Any]]:
+    def get_input_details(self, index: int | None = None) -> Any:
+        """tf.lite's ``get_input_details()`` (a list of dicts); with an ``index``,
+        tflite_micro's ``get_input_details(index)`` (that input's dict)."""
         sg = self._model.subgraphs[0]
+        if index is not None:
+            return _details(sg.tensors[sg.inputs[_io_index(index, len(sg.inputs), "input")]])
         return [_details(sg.tensors[i]) for i in sg.inputs]
 
-    def get_output_details(self) -> list[dict[str, Any]]:
+    def get_output_details(self, index: int | None = None) -> Any:
+        """tf.lite's ``get_output_details()`` (a list of dicts); with an ``index``,
+        tflite_micro's ``get_output_details(index)`` (that output's dict)."""
         sg = self._model.subgraphs[0]
+        if index is not None:
+            return _details(sg.tensors[sg.outputs[_io_index(index, len(sg.outputs), "output")]])
         return [_details(sg.tensors[i]) for i in sg.outputs]
+
+    def print_allocations(self) -> None:
+        """tflite_micro's ``print_allocations()``: the recording allocator's report, on
+        stderr as the wheel prints it."""
+        import sys
+
+        print(self.allocation_report().text, file=sys.stderr)
 
     def get_tensor_details(self) -> list[dict[str, Any]]:
         return [_details(t) for t in self._model.subgraphs[0].tensors]
@@ -455,6 +510,54 @@ class Interpreter:
         if view is None:
             raise InterpreterError(f"tensor {tensor_index} has no storage in the arena")
         return view
+
+
+def _one_model(model: ModelSource | None, model_path: Any, model_content: Any) -> ModelSource:
+    """The model from exactly one of: the positional argument, tf.lite's ``model_path=`` or
+    ``model_content=``."""
+    given = [m for m in (model, model_path, model_content) if m is not None]
+    if len(given) != 1:
+        raise InterpreterError(
+            "give the model once: Interpreter(model), Interpreter(model_path=...) or "
+            f"Interpreter(model_content=...); got {len(given)}")
+    if model_path is not None and not isinstance(model_path, (str, os.PathLike)):
+        raise InterpreterError(f"model_path must be a path, not {type(model_path).__name__}")
+    if model_content is not None and not isinstance(model_content,
+                                                    (bytes, bytearray, memoryview)):
+        raise InterpreterError(
+            f"model_content must be the model's bytes, not {type(model_content).__name__}")
+    return given[0]
+
+
+def _refuse_registerers(registerers: Sequence[str] | None) -> None:
+    if registerers:
+        raise InterpreterError(
+            "custom_op_registerers name C++ registration functions of the tflite_micro wheel; "
+            "tinyarena runs Python kernels: pass resolver=tinyarena.OpResolver.default()"
+            ".add_custom(name, Registration(...)) instead")
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _input_arguments(data: Any, index: Any) -> tuple[Any, Any]:
+    """(value, index) of ``set_input``: tflite_micro's order (data, index), or tinyarena's
+    earlier (index, array) when that reading is the only one that makes sense."""
+    if _is_index(index):
+        return data, index
+    if _is_index(data) and index is not None and not _is_index(index):
+        return index, data  # set_input(0, array): the old order, unambiguous
+    raise InterpreterError(
+        f"set_input takes (data, index) as tflite_micro does, e.g. set_input(array, 0); got "
+        f"({type(data).__name__}, {type(index).__name__})")
+
+
+def _io_index(index: Any, count: int, kind: str) -> int:
+    if not _is_index(index) or not 0 <= int(index) < count:
+        raise InterpreterError(
+            f"{kind} index {index!r} out of range: the model has {count} {kind}s")
+    return int(index)
 
 
 def _check_value(tensor: Tensor, view: np.ndarray, value: Any, what: str) -> None:

@@ -236,7 +236,7 @@ def verify_layout(layout: ArenaLayout, groups: AliasGroups,
     verify_plan(plan, allowed_overlaps=allowed)
 
 
-def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
+def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, *,
                    reorder: bool = True, overlap: str = DEFAULT_OVERLAP,
                    time_budget_s: float = 1.0, target: str = "host-x64",
                    kernel_set: str = DEFAULT_KERNEL_SET, seed: int = 0) -> OptimizeResult:

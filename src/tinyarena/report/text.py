@@ -29,6 +29,7 @@ def render_size(layout: ArenaLayout, title: str = "",
     lines.append(f"arena used      {_n(layout.total):>12} bytes  (head {_n(layout.head)} + tail "
                  f"{_n(layout.tail)})")
     lines.append(f"minimum arena   {_n(layout.min_arena):>12} bytes")
+    lines.extend(_declare(layout))
     if layout.overlap_free_arena > layout.min_arena:
         lines.append(f"overlap-free    {_n(layout.overlap_free_arena):>12} bytes  (keeps kernels' "
                      f"Prepare allocations clear of their temp tensors)")
@@ -49,6 +50,19 @@ def render_size(layout: ArenaLayout, title: str = "",
         lines.append("")
         lines.extend(render_tail_by_operator(explanation))
     return "\n".join(lines)
+
+
+def _declare(layout: ArenaLayout) -> list[str]:
+    """Which number goes in the firmware, and why: users otherwise copy arena_used_bytes()."""
+    extra = layout.min_arena - layout.total
+    why = (f"min_arena, not arena used: AllocateTensors needs {_n(extra)} bytes more while it "
+           f"runs, so {_n(layout.total)} bytes is not enough"
+           if extra > 0 else "min_arena (here equal to the arena used)")
+    pad = " " * 16
+    return [f"declare         alignas(16) uint8_t tensor_arena[{layout.min_arena}];",
+            f"{pad}{why};",
+            f"{pad}alignas(16): TFLM aligns the arena's start up to 16, so a less aligned "
+            f"buffer of this size fails"]
 
 
 def render_tail_by_operator(explanation: ArenaExplanation) -> list[str]:

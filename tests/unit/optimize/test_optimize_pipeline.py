@@ -109,7 +109,7 @@ def test_cli_json(tmp_path, capsys) -> None:
     assert data["lower_bound_bytes"] == 3072 and data["optimal"] is True
     assert allocate_model(read_model(out.read_bytes())).head == 3072
     assert main(["optimize", str(src), "-o", str(out), "--no-reorder", "--overlap",
-                 "none"]) == 0
+                 "none", "--force"]) == 0  # out exists: overwriting it needs --force
     text = capsys.readouterr().out
     assert "proven optimal" in text and "head" in text
     assert main(["plan", str(src), "--planner", "optimal", "--json"]) == 0

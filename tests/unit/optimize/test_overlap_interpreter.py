@@ -33,7 +33,7 @@ CASES = [
 def _outputs(model: bytes, x: np.ndarray) -> np.ndarray:
     ip = Interpreter(model)
     ip.allocate_tensors()
-    ip.set_input(0, x)
+    ip.set_input(x, 0)
     ip.invoke()
     return ip.get_output(0)
 
