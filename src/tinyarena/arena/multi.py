@@ -220,17 +220,22 @@ def _split_run(model: Model, profile: TargetProfile, res: Resolver,
 
 def allocate_shared(models: Sequence[Model], *, target: str | TargetProfile = "host-x64",
                     arena_size: int | None = None, resolver: Resolver | None = None,
-                    allow_tinyarena_kernels: bool = False) -> SharedLayout:
+                    allow_tinyarena_kernels: bool = False,
+                    resolvers: Sequence[Resolver] | None = None) -> SharedLayout:
     """The models allocated in the order given from one MicroAllocator over one arena
     (production allocator, greedy planner). ``arena_size=None``: the smallest arena (16-byte
-    steps) in which every AllocateTensors succeeds."""
+    steps) in which every AllocateTensors succeeds. ``resolvers`` gives one op resolver per
+    model (each MicroInterpreter has its own), else ``resolver`` serves them all."""
     if not models:
         raise PlanError("give at least one model to share an arena")
     profile = get_target(target)
-    res = resolver or _alloc._DefaultResolver()
+    if resolvers is not None and len(resolvers) != len(models):
+        raise PlanError(f"give one resolver per model ({len(models)}), not {len(resolvers)}")
+    res = list(resolvers) if resolvers is not None else \
+        [resolver or _alloc._DefaultResolver()] * len(models)
     if not allow_tinyarena_kernels:
-        for m in models:
-            _alloc._refuse_tinyarena_only_kernels(m, res)
+        for m, r in zip(models, res):
+            _alloc._refuse_tinyarena_only_kernels(m, r)
     big = _shared_runs(models, profile, res, _BIG)
     min_arena = align_up(big[-1][0].alloc.required_end, ARENA_ALIGNMENT)
     size = min_arena if arena_size is None else arena_size
@@ -249,14 +254,14 @@ def allocate_shared(models: Sequence[Model], *, target: str | TargetProfile = "h
                         min_arena=min_arena, arena_size=size, models=per_model)
 
 
-def _shared_runs(models: Sequence[Model], profile: TargetProfile, res: Resolver,
+def _shared_runs(models: Sequence[Model], profile: TargetProfile, res: Sequence[Resolver],
                  arena_size: int) -> list[tuple[Any, tuple[int, int]]]:
     """Each model's run and the shared (head, tail) right after its AllocateTensors."""
     alloc = BufferAllocator(arena_size)
     runs: list[tuple[Any, tuple[int, int]]] = []
     head = 0
     for i, model in enumerate(models):
-        run = _alloc._run(model, profile, "production", "greedy", res, arena_size,
+        run = _alloc._run(model, profile, "production", "greedy", res[i], arena_size,
                           alloc=alloc, prior_head=head,
                           allocator_objects=SHARED_OBJECTS if i == 0 else ())
         head = max(head, run.plan.head_size if run.plan is not None else 0)
