@@ -64,8 +64,14 @@ def _cmd_plan(sub: Any) -> None:
 
 
 def _run_size(args: argparse.Namespace) -> int:
+    from tinyarena.cli_layouts import run_layouts, wants_layouts
     from tinyarena.report import render_size, size_dict
 
+    if wants_layouts(args):
+        return run_layouts(args, args.models)
+    if len(args.models) != 1:
+        raise TinyArenaError("size takes one model (several only with --shared-arena)")
+    args.model = args.models[0]
     layout = _layout(args, target=args.target, arena_size=args.arena_size)
     return _emit(args, size_dict(layout), render_size(layout, title=args.model))
 
@@ -75,11 +81,14 @@ def _cmd_size(sub: Any) -> None:
                        description="Emulate TFLM's AllocateTensors for MODEL and report the "
                                    "arena it uses (head + tail), the minimum working arena and "
                                    "the tail by TFLM's recording categories.")
-    p.add_argument("model", help="a .tflite file")
+    p.add_argument("models", nargs="+", metavar="model", help="a .tflite file")
     add_target_argument(p)
     p.add_argument("--arena-size", type=int, default=None, metavar="N",
                    help="check that an arena of N bytes is enough (fails like TFLM otherwise)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    from tinyarena.cli_layouts import add_layout_arguments
+
+    add_layout_arguments(p)
     p.set_defaults(handler=_run_size)
 
 
@@ -93,6 +102,12 @@ def _cmd_demo(sub: Any) -> None:
     from tinyarena.cli_run import add_demo_parser
 
     add_demo_parser(sub)
+
+
+def _cmd_whatif(sub: Any) -> None:
+    from tinyarena.cli_whatif import add_whatif_parser
+
+    add_whatif_parser(sub)
 
 
 def _time_budget(text: str) -> float:
@@ -147,7 +162,8 @@ def _cmd_optimize(sub: Any) -> None:
     p.set_defaults(handler=_run_optimize)
 
 
-COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize)
+COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
+                                   _cmd_whatif)
 
 
 def build_parser() -> argparse.ArgumentParser:
