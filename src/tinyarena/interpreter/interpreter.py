@@ -317,9 +317,19 @@ class Interpreter:
                                     resolver=self._resolver, allow_tinyarena_kernels=True,
                                     preallocated=tuple(self._preallocated))
         self._alloc = self._build(layout, registrations)
+        if self._memory is None or self._memory[0] != "shared":
+            # This Interpreter now owns all of its memory: clearing it also wipes the owner
+            # stamp of any other Interpreter whose allocator objects lie inside it.
+            for buffer in self._owned_buffers():
+                buffer.fill(0)
         self._stamp = stamp_slot(self._addressable(), layout)
         write_stamp(self._stamp, self._token)
         self.reset()
+
+    def _owned_buffers(self) -> tuple[np.ndarray, ...]:
+        if self._split is not None and self._memory is not None and self._memory[0] == "split":
+            return (self._split.non_persistent, self._split.persistent)
+        return (self.arena,)
 
     def _allocate_elsewhere(self) -> ArenaLayout:
         """Two arenas (allocate_split) or a SharedAllocator's arena (allocate_shared)."""

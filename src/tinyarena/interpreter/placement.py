@@ -11,8 +11,12 @@ arenas, an arena shared by several interpreters, and the guard against overlappi
   where the previous one stopped, and the models must then be invoked one at a time.
 * The owner stamp: TFLM keeps its allocator objects in the arena's tail, so a second
   allocator created over the same memory overwrites the first one's. tinyarena writes an
-  8-byte token where those objects are and checks it before touching the arena: another
-  Interpreter allocated over memory that reaches it is an error, not silent corruption.
+  8-byte token where those objects are, clears the whole arena when an Interpreter takes it
+  (AllocateTensors), and checks the token before touching the arena: an Interpreter whose
+  memory another one took over (any overlap that covers its token at the top of its arena:
+  the same buffer, a view of it, a larger buffer around it) fails with a clear error instead
+  of computing on corrupted data. An allocation strictly inside another's head, not reaching
+  its top, cannot be seen without a process-wide registry, which tinyarena does not keep.
 """
 
 from __future__ import annotations
@@ -154,6 +158,8 @@ class SharedAllocator:
                 f"this SharedAllocator holds models for target {self.target!r}; an Interpreter "
                 f"for {target!r} cannot share it")
         entries = self._entries + [(key, model, resolver)]
+        if not self._entries:
+            self.arena.fill(0)  # the arena is this allocator's: wipe any other owner's stamp
         shared = allocate_shared([m for _, m, _ in entries], target=target,
                                  arena_size=int(self.arena.shape[0]),
                                  resolvers=[r for _, _, r in entries],

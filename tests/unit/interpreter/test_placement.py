@@ -198,6 +198,32 @@ def test_overlapping_arenas_are_an_error_not_corruption() -> None:
     c.allocate_tensors()
     with pytest.raises(InterpreterError, match="overlapping memory"):
         a.invoke()
+    # a larger buffer around a smaller arena (different ends) is caught as well
+    outer = bytearray(8192)
+    small = tinyarena.Interpreter(data, arena=memoryview(outer)[:2048])
+    small.allocate_tensors()
+    big = tinyarena.Interpreter(data, arena=outer)
+    big.allocate_tensors()
+    with pytest.raises(InterpreterError, match="overlapping memory"):
+        small.invoke()
+    big.set_input(0, np.ones((2, 3), np.float32))
+    big.set_input(1, np.ones((2, 3), np.float32))
+    big.invoke()
+    assert np.array_equal(big.get_output(0), np.full((2, 3), 2, np.float32))
+
+
+def test_an_independent_interpreter_over_a_shared_arena_is_caught() -> None:
+    arena = bytearray(8192)
+    shared = tinyarena.SharedAllocator(arena)
+    a = tinyarena.Interpreter(two_input_add(), allocator=shared)
+    a.allocate_tensors()
+    b = tinyarena.Interpreter(float_chain(n=2, size=8), allocator=shared)
+    b.allocate_tensors()
+    intruder = tinyarena.Interpreter(two_input_add(), arena=arena)
+    intruder.allocate_tensors()
+    for ip in (a, b):
+        with pytest.raises(InterpreterError, match="overlapping memory"):
+            ip.invoke()
 
 
 def test_memory_options_are_exclusive() -> None:
