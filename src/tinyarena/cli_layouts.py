@@ -32,6 +32,9 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
     if args.split:
         if len(models) != 1:
             raise PlanError("--split sizes one model; give exactly one .tflite file")
+        if args.arena_size is not None:
+            raise PlanError("--arena-size checks one arena; --split reports the minimum of "
+                            "each of the two arenas instead")
         s = allocate_split(read_model(models[0]), target=args.target)
         data: dict[str, Any] = {"model": models[0], **s.to_dict()}
         text = (f"{models[0]}  [{s.target}, two arenas, production allocator, greedy planner]\n"
