@@ -171,11 +171,13 @@ class SharedLayout:
 def allocate_split(model: Model, *, target: str | TargetProfile = "host-x64",
                    persistent_size: int | None = None, non_persistent_size: int | None = None,
                    resolver: Resolver | None = None, preallocated: Iterable[Any] = (),
-                   allow_tinyarena_kernels: bool = False) -> SplitLayout:
+                   allow_tinyarena_kernels: bool = False,
+                   kernel_set: str | None = None) -> SplitLayout:
     """TFLM's two-arena AllocateTensors (greedy planner). A size left None is "the minimum";
-    a given size too small raises ``ArenaTooSmallError`` naming which arena and by how much."""
-    profile = get_target(target)
-    res = resolver or _alloc._DefaultResolver()
+    a given size too small raises ``ArenaTooSmallError`` naming which arena and by how much.
+    Minimums are TFLM's checked sizes, as the device's bisection measures them."""
+    profile = _profile(target, kernel_set)
+    res = resolver or _default_resolver(profile)
     if not allow_tinyarena_kernels:
         _alloc._refuse_tinyarena_only_kernels(model, res)
     pre = check_preallocated(model, preallocated)
@@ -203,12 +205,40 @@ def allocate_split(model: Model, *, target: str | TargetProfile = "host-x64",
     final = _split_run(model, profile, res, pre, p_size, np_size)
     fa = final.alloc
     assert isinstance(fa, SplitBufferAllocator)
-    layout = final.layout(fa.arena_size, fa.arena_size)
+    layout = _layout_of(final, fa.arena_size)
     return SplitLayout(target=profile.name, persistent_used=fa.tail_used,
                        persistent_min=p_min, non_persistent_used=fa.head_used,
                        non_persistent_min=np_min, persistent_size=p_size,
                        non_persistent_size=np_size, persistent_base=fa.persistent_base,
                        layout=layout)
+
+
+def _profile(target: str | TargetProfile, kernel_set: str | None) -> TargetProfile:
+    """The target, with another kernel set when one is named (profiles that know kernel sets
+    offer ``with_kernel_set``)."""
+    profile = get_target(target)
+    if kernel_set is None:
+        return profile
+    with_kernel_set = getattr(profile, "with_kernel_set", None)
+    if with_kernel_set is None:
+        raise PlanError(f"target {profile.name} has no kernel-set choice in this build; "
+                        f"leave kernel_set out")
+    chosen: TargetProfile = with_kernel_set(kernel_set)
+    return chosen
+
+
+def _default_resolver(profile: TargetProfile) -> Resolver:
+    """allocate_model's default resolver for this target's kernels."""
+    factory: Any = _alloc._DefaultResolver
+    kernel_set = getattr(profile, "kernel_set", None)
+    resolver: Resolver = factory() if kernel_set in (None, "reference") else factory(kernel_set)
+    return resolver
+
+
+def _layout_of(run: Any, min_arena: int) -> ArenaLayout:
+    """The run's ArenaLayout with ``min_arena`` as its minimum (TFLM's checked size)."""
+    layout: ArenaLayout = run.layout(min_arena, min_arena)
+    return layout
 
 
 def _split_run(model: Model, profile: TargetProfile, res: Resolver,
@@ -221,18 +251,19 @@ def _split_run(model: Model, profile: TargetProfile, res: Resolver,
 def allocate_shared(models: Sequence[Model], *, target: str | TargetProfile = "host-x64",
                     arena_size: int | None = None, resolver: Resolver | None = None,
                     allow_tinyarena_kernels: bool = False,
-                    resolvers: Sequence[Resolver] | None = None) -> SharedLayout:
+                    resolvers: Sequence[Resolver] | None = None,
+                    kernel_set: str | None = None) -> SharedLayout:
     """The models allocated in the order given from one MicroAllocator over one arena
     (production allocator, greedy planner). ``arena_size=None``: the smallest arena (16-byte
     steps) in which every AllocateTensors succeeds. ``resolvers`` gives one op resolver per
     model (each MicroInterpreter has its own), else ``resolver`` serves them all."""
     if not models:
         raise PlanError("give at least one model to share an arena")
-    profile = get_target(target)
+    profile = _profile(target, kernel_set)
     if resolvers is not None and len(resolvers) != len(models):
         raise PlanError(f"give one resolver per model ({len(models)}), not {len(resolvers)}")
     res = list(resolvers) if resolvers is not None else \
-        [resolver or _alloc._DefaultResolver()] * len(models)
+        [resolver or _default_resolver(profile)] * len(models)
     if not allow_tinyarena_kernels:
         for m, r in zip(models, res):
             _alloc._refuse_tinyarena_only_kernels(m, r)
@@ -247,7 +278,7 @@ def allocate_shared(models: Sequence[Model], *, target: str | TargetProfile = "h
             f"{profile.name} in this order: it needs {min_arena} bytes "
             f"({min_arena - size} missing). TFLM reports: {exc}",
             arena_size=size, needed=min_arena, missing=min_arena - size) from None
-    per_model = tuple(SharedModel(head, tail, run.layout(min_arena, min_arena))
+    per_model = tuple(SharedModel(head, tail, _layout_of(run, min_arena))
                       for run, (head, tail) in runs)
     last = runs[-1][0].alloc
     return SharedLayout(target=profile.name, head=last.head_used, tail=last.tail_used,

@@ -37,10 +37,8 @@ def _target(config: str) -> str:
 
 
 def _kwargs(config: str) -> dict[str, Any]:
-    """Extra arguments for the CMSIS-NN configuration. The 'cortex-m4' profile is expected
-    to select CMSIS-NN kernels itself; if the merged API needs an explicit kernel set, pass it
-    here (and through allocate_split/allocate_shared to the resolver)."""
-    return {}
+    """The CMSIS-NN configuration is the cortex-m4 target with its CMSIS-NN kernel set."""
+    return {} if config == "m4-reference" else {"kernel_set": "cmsis-nn"}
 
 
 def _model(name: str) -> Any:
