@@ -156,3 +156,17 @@ def test_offline_planned_tensors_cannot_be_preallocated() -> None:
     m = read_model(b.build())
     with pytest.raises(PlanError, match="offline-planned"):
         allocate_model(m, preallocated=[0])
+
+
+@pytest.mark.parametrize("name", ["person_detect", "keyword_scrambled", "trained_lstm_int8",
+                                  "micro_speech_quantized", "kws_ref_model"])
+def test_predictions_hold_on_the_cortex_m_layout(shared_models, name: str) -> None:
+    """The same identity on the 32-bit short-enum build (production allocator, other tail
+    alignments): predicted saving == arena_used_bytes lost when allocated pre-allocated."""
+    if not (shared_models / f"{name}.tflite").exists():
+        pytest.skip(f"{name}.tflite not in ../shared/models")
+    m = read_model(shared_model_bytes(name))
+    w = analyse_preallocation(m, target="arm32-short-enums")
+    for c in w.candidates:
+        pre = allocate_model(m, target="arm32-short-enums", preallocated=[c.tensor])
+        assert w.total - pre.total == c.saving_bytes, (name, c.tensor)
