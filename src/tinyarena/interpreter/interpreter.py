@@ -417,7 +417,10 @@ class Interpreter:
     # -- running -------------------------------------------------------------------------------
     def invoke(self) -> None:
         """Run subgraph 0 once (MicroInterpreter::Invoke)."""
-        self._allocated().graph.invoke_subgraph(0)
+        alloc = self._allocated()
+        if self._memory is not None and self._memory[0] == "shared":
+            self._memory[1].take_turn(id(self), "invoke", bool(self._model.subgraphs[0].inputs))
+        alloc.graph.invoke_subgraph(0)
 
     def reset(self) -> None:
         """MicroInterpreter::Reset: variable tensors and resource variables back to their
@@ -534,7 +537,10 @@ class Interpreter:
         if not isinstance(index, (int, np.integer)) or not 0 <= index < len(indices):
             raise InterpreterError(
                 f"{kind} index {index!r} out of range: the model has {len(indices)} {kind}s")
-        return self._view(indices[index])
+        view = self._view(indices[index])
+        if self._memory is not None and self._memory[0] == "shared":
+            self._memory[1].take_turn(id(self), kind, False)
+        return view
 
     def _tensor(self, tensor_index: int) -> Tensor:
         tensors = self._model.subgraphs[0].tensors

@@ -144,6 +144,23 @@ class SharedAllocator:
         self._entries: list[tuple[int, Model, Any]] = []  # (interpreter id, model, resolver)
         self._layouts: dict[int, ArenaLayout] = {}
         self.shared: SharedLayout | None = None
+        self._turn: int | None = None  # the Interpreter whose data the shared head holds
+
+    def take_turn(self, key: int, what: str, needs_inputs: bool) -> None:
+        """The heads of all models overlap, so only the Interpreter that last wrote its inputs
+        or ran owns the head's contents: writing an input claims it; ``invoke`` needs it still
+        claimed (else its inputs were overwritten); reading an output needs it unchanged."""
+        if what == "input":
+            self._turn = key
+            return
+        if self._turn != key and (what == "output" or needs_inputs):
+            raise InterpreterError(
+                f"another Interpreter on this SharedAllocator used the shared arena since this "
+                f"one's {'inputs were written' if what == 'invoke' else 'invoke'}, overwriting "
+                f"its {'inputs' if what == 'invoke' else 'outputs'}: models sharing an arena "
+                f"run one at a time, so write inputs right before invoke() and read outputs "
+                f"right after it")
+        self._turn = key
 
     @property
     def models(self) -> tuple[Model, ...]:

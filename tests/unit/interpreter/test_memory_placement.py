@@ -175,6 +175,13 @@ def test_shared_allocator_runs_models_in_turn(shared_models) -> None:
     for _ in range(2):  # A, B, A as TFLM's multi-tenant test: inputs set right before invoke
         assert all(np.array_equal(g, w) for g, w in zip(_run(a, a_in), a_want))
         assert all(np.array_equal(g, w) for g, w in zip(_run(b, b_in), b_want))
+    # out of turn: B's invoke overwrote A's outputs and A's inputs
+    with pytest.raises(InterpreterError, match="read outputs right after"):
+        a.get_output(0)
+    a.set_input(0, a_in[0])
+    b.set_input(0, b_in[0])
+    with pytest.raises(InterpreterError, match="write inputs right before"):
+        a.invoke()
 
 
 def test_overlapping_arenas_are_an_error_not_corruption() -> None:
