@@ -47,7 +47,8 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
         shared = allocate_shared([read_model(m) for m in models], target=args.target,
                                  arena_size=args.arena_size)
         data = {"models": models, **shared.to_dict(models)}
-        rows = [f"  {i + 1}. {name}: head {m.head}, tail {m.tail} after its AllocateTensors"
+        rows = [f"  {i + 1}. {name}: its plan {m.own_head}, its tail {m.own_tail} bytes; "
+                f"shared head {m.head}, tail {m.tail} after its AllocateTensors"
                 for i, (name, m) in enumerate(zip(models, shared.models))]
         text = "\n".join(
             [f"shared arena  [{shared.target}, one MicroAllocator, models allocated in this "

@@ -135,14 +135,18 @@ class SplitLayout:
 @dataclass(frozen=True)
 class SharedModel:
     """One model's place in a shared arena: the shared head and tail right after its own
-    AllocateTensors (TFLM reports the allocator's totals, not a per-model share)."""
+    AllocateTensors (what TFLM reports: the allocator's totals), the head its own plan needs
+    and the tail bytes its allocation added."""
 
     head: int
     tail: int
+    own_head: int
+    own_tail: int
     layout: ArenaLayout
 
     def to_dict(self) -> dict[str, Any]:
-        return {"head": self.head, "tail": self.tail}
+        return {"head": self.head, "tail": self.tail, "own_head": self.own_head,
+                "own_tail": self.own_tail}
 
 
 @dataclass(frozen=True)
@@ -278,8 +282,11 @@ def allocate_shared(models: Sequence[Model], *, target: str | TargetProfile = "h
             f"{profile.name} in this order: it needs {min_arena} bytes "
             f"({min_arena - size} missing). TFLM reports: {exc}",
             arena_size=size, needed=min_arena, missing=min_arena - size) from None
-    per_model = tuple(SharedModel(head, tail, _layout_of(run, min_arena))
-                      for run, (head, tail) in runs)
+    tails = [0] + [tail for _, (_, tail) in runs]
+    per_model = tuple(
+        SharedModel(head, tail, run.plan.head_size if run.plan is not None else 0,
+                    tail - before, _layout_of(run, min_arena))
+        for (run, (head, tail)), before in zip(runs, tails))
     last = runs[-1][0].alloc
     return SharedLayout(target=profile.name, head=last.head_used, tail=last.tail_used,
                         min_arena=min_arena, arena_size=size, models=per_model)

@@ -78,6 +78,15 @@ def test_shared_arena_equals_the_device(config: str) -> None:
         for name, m in zip(names, s.models):
             own = r["per_model_used"][name]
             assert (m.head, m.tail) == (own["head_after"], own["tail_after"]), (pair, name)
+            alone = r["single_model_reference"][name]
+            assert m.own_head == alone["head"], (pair, name)
+        # The first model's tail is its single-arena tail; each later one adds its own tail
+        # less the allocator objects it no longer creates.
+        overhead = r["allocator_overhead_after_create"]["tail"]
+        first, *rest = names
+        assert s.models[0].own_tail == r["single_model_reference"][first]["tail"]
+        for name, m in zip(rest, s.models[1:]):
+            assert m.own_tail == r["single_model_reference"][name]["tail"] - overhead
 
 
 def test_order_matters_for_the_shared_minimum() -> None:
