@@ -19,6 +19,7 @@ runs them through an emulating context.
 
 from __future__ import annotations
 
+import operator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol
@@ -159,10 +160,14 @@ def check_preallocated(model: Model, tensors: Iterable[Any]) -> frozenset[tuple[
                     f"MicroInterpreter exposes) can be pre-allocated; give its index in "
                     f"subgraph 0")
             item = item[1]
-        if isinstance(item, bool) or not isinstance(item, int) or \
-                not 0 <= item < len(sg.tensors):
+        try:
+            index = -1 if isinstance(item, bool) else operator.index(item)
+        except TypeError:
+            index = -1
+        if not 0 <= index < len(sg.tensors):
             raise PlanError(f"cannot pre-allocate tensor {item!r}: subgraph 0 has tensors "
                             f"0..{len(sg.tensors) - 1}")
+        item = index
         tensor = sg.tensors[item]
         if tensor.is_constant:
             raise PlanError(f"cannot pre-allocate tensor {item} ({tensor.name!r}): it is a "

@@ -218,7 +218,7 @@ class Interpreter:
 
     def __init__(self, model: ModelSource, arena: Any = None, *, arena_size: int | None = None,
                  resolver: OpResolver | None = None, target: str = "host-x64",
-                 preallocated: Mapping[int, Any] | None = None,
+                 preallocated: Mapping[Any, Any] | None = None,
                  persistent_arena: Any = None, non_persistent_arena: Any = None,
                  allocator: SharedAllocator | None = None) -> None:
         if arena is not None and arena_size is not None:
@@ -251,8 +251,9 @@ class Interpreter:
         self._split: SplitMemory | None = None
         self._token = allocator.token if allocator is not None else new_token()
         self._stamp: np.ndarray | None = None
-        for index, buffer in (preallocated or {}).items():
-            self.register_preallocated_tensor(index, buffer)
+        for key, buffer in (preallocated or {}).items():
+            sg_index, index = key if isinstance(key, tuple) else (0, key)
+            self.register_preallocated_tensor(index, buffer, sg_index)
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -280,11 +281,13 @@ class Interpreter:
         return self._alloc is not None
 
     # -- allocation ----------------------------------------------------------------------------
-    def register_preallocated_tensor(self, tensor_index: int, buffer: Any) -> None:
+    def register_preallocated_tensor(self, tensor_index: int, buffer: Any,
+                                     subgraph_index: int = 0) -> None:
         """RFC 001's RegisterPreallocatedTensor: ``buffer`` (a writable numpy array or buffer of
         exactly the tensor's bytes) becomes the data of subgraph-0 tensor ``tensor_index``; it
         is not planned in the arena and is used in place, never copied. Call it before
-        ``allocate_tensors``; constants and offline-planned tensors are refused."""
+        ``allocate_tensors``; constants, offline-planned tensors and tensors of other
+        subgraphs are refused."""
         if self._alloc is not None:
             raise InterpreterError("register pre-allocated tensors before allocate_tensors() "
                                    "(TFLM plans the arena once, at AllocateTensors)")
@@ -292,12 +295,12 @@ class Interpreter:
         from tinyarena.arena.lifetimes import tensor_nbytes
 
         try:
-            check_preallocated(self._model, [tensor_index])
+            ((_, index),) = check_preallocated(self._model, [(subgraph_index, tensor_index)])
         except PlanError as exc:
             raise InterpreterError(str(exc)) from None
-        tensor = self._model.subgraphs[0].tensors[int(tensor_index)]
-        self._preallocated[int(tensor_index)] = preallocated_view(
-            tensor, tensor_nbytes(self._model, 0, int(tensor_index)), buffer)
+        tensor = self._model.subgraphs[0].tensors[index]
+        self._preallocated[index] = preallocated_view(
+            tensor, tensor_nbytes(self._model, 0, index), buffer)
 
     def allocate_tensors(self) -> None:
         """TFLM's MicroInterpreter::AllocateTensors: plan the arena and build every view."""

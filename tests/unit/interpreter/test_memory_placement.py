@@ -119,6 +119,12 @@ def test_bad_buffers_are_refused_clearly() -> None:
         tinyarena.Interpreter(data, preallocated={x: [0.0] * 6})
     with pytest.raises(InterpreterError, match="subgraph 0 has tensors"):
         tinyarena.Interpreter(data, preallocated={99: bytearray(24)})
+    with pytest.raises(InterpreterError, match="only tensors of subgraph 0"):
+        tinyarena.Interpreter(data, preallocated={(1, x): bytearray(24)})
+    with pytest.raises(InterpreterError, match="only tensors of subgraph 0"):
+        tinyarena.Interpreter(data).register_preallocated_tensor(x, bytearray(24), 2)
+    tinyarena.Interpreter(data, preallocated={np.int64(x): bytearray(24), (0, sg.inputs[1]):
+                                              np.zeros((2, 3), np.float32)}).allocate_tensors()
     ip = tinyarena.Interpreter(data, preallocated={x: bytearray(24)})  # raw bytes are fine
     ip.allocate_tensors()
     with pytest.raises(InterpreterError, match="before allocate_tensors"):
