@@ -22,8 +22,9 @@ RUN_MODELS = ["hello_world_float", "hello_world_int8", "keyword_scrambled",
               "simple_add_model", "trained_lstm", "trained_lstm_int8", "kws_ref_model"]
 
 
-def _measured(data: bytes, tensor: int, inputs: list[np.ndarray]) -> tuple[int, list[np.ndarray]]:
-    """(arena_used_bytes, outputs) of tinyarena's runtime with ``tensor`` pre-allocated."""
+def _measured(data: bytes, tensor: int,
+              inputs: list[np.ndarray]) -> tuple[tuple[int, int], list[np.ndarray]]:
+    """((head, tail), outputs) of tinyarena's runtime with ``tensor`` pre-allocated."""
     m = read_model(data)
     t = m.subgraphs[0].tensors[tensor]
     buffer = np.zeros(t.shape, dtype=NUMPY_DTYPES[t.type])
@@ -32,7 +33,9 @@ def _measured(data: bytes, tensor: int, inputs: list[np.ndarray]) -> tuple[int, 
     for i, x in enumerate(inputs):
         ip.set_input(i, x)
     ip.invoke()
-    return ip.arena_used_bytes(), [ip.get_output(i) for i in range(ip.outputs_size())]
+    report = ip.allocation_report()
+    assert report.head + report.tail == ip.arena_used_bytes()
+    return (report.head, report.tail), [ip.get_output(i) for i in range(ip.outputs_size())]
 
 
 def _check_model(data: bytes, inputs: list[np.ndarray]) -> int:
@@ -41,8 +44,9 @@ def _check_model(data: bytes, inputs: list[np.ndarray]) -> int:
     expected = tflm_run(data, inputs)
     checked = 0
     for c in w.candidates:
-        used, outputs = _measured(data, c.tensor, inputs)
-        assert w.total - used == c.saving_bytes, (c.tensor, c.name)
+        (head, tail), outputs = _measured(data, c.tensor, inputs)
+        assert (w.head - head, w.tail - tail) == (c.head_saving, c.tail_saving), (c.tensor, c.name)
+        assert c.saving_bytes == c.head_saving + c.tail_saving
         assert len(outputs) == len(expected)
         for got, want in zip(outputs, expected):
             assert np.array_equal(got, want), (c.tensor, c.name)
