@@ -85,8 +85,11 @@ def _cmd_plan(sub: Any) -> None:
 
 
 def _run_size(args: argparse.Namespace) -> int:
+    from tinyarena.cli_layouts import run_layouts, wants_layouts
     from tinyarena.cli_size import run_size
 
+    if wants_layouts(args):
+        return run_layouts(args, args.model)
     return run_size(args)
 
 
@@ -102,6 +105,9 @@ def _cmd_size(sub: Any) -> None:
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    from tinyarena.cli_layouts import add_layout_arguments
+
+    add_layout_arguments(p)
     p.set_defaults(handler=_run_size)
 
 
@@ -127,6 +133,12 @@ def _cmd_demo(sub: Any) -> None:
     from tinyarena.cli_run import add_demo_parser
 
     add_demo_parser(sub)
+
+
+def _cmd_whatif(sub: Any) -> None:
+    from tinyarena.cli_whatif import add_whatif_parser
+
+    add_whatif_parser(sub)
 
 
 def _time_budget(text: str) -> float:
@@ -205,7 +217,7 @@ def _cmd_report(sub: Any) -> None:
 
 
 COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
-                                   _cmd_report, _cmd_check, _cmd_export)
+                                   _cmd_report, _cmd_check, _cmd_export, _cmd_whatif)
 
 
 class _Version(argparse.Action):

@@ -20,9 +20,10 @@ runs them through an emulating context.
 from __future__ import annotations
 
 import os
+import operator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol
+from typing import Any, Iterable, Iterator, Protocol
 
 from tinyarena._util import align_up
 from tinyarena.arena import recording as rec
@@ -80,6 +81,7 @@ def allocate_model(
     resolver: Resolver | None = None,
     allocator: str | None = None,
     allow_tinyarena_kernels: bool = False,
+    preallocated: Iterable[Any] = (),
 ) -> ArenaLayout:
     """Emulate TFLM's AllocateTensors for ``model`` and return the resulting arena layout.
 
@@ -92,6 +94,9 @@ def allocate_model(
     A model with an op that only tinyarena has a kernel for (``Registration.tflm`` False, e.g.
     CONV_3D) has no TFLM arena to emulate: that raises ``UnsupportedOpError`` unless
     ``allow_tinyarena_kernels`` (the interpreter's case: it needs offsets, not TFLM's sizes).
+    ``preallocated`` lists subgraph-0 tensor indices whose data the application supplies
+    (the RFC's ``RegisterPreallocatedTensor``): they are not planned (nor, for variables,
+    allocated in the tail), exactly as TFLM skips tensors whose data is already set.
     """
     model = read_model(model)  # a path or bytes is read; a Model passes through
     profile = get_target(target)
@@ -105,23 +110,24 @@ def allocate_model(
     res = resolver or _DefaultResolver()
     if not allow_tinyarena_kernels:
         _refuse_tinyarena_only_kernels(model, res)
+    pre = check_preallocated(model, preallocated)
 
-    big = _run(model, profile, path, planner, res, _BIG_ARENA)
+    big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre)
     min_arena = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
     if arena_size is None:
-        final = _run(model, profile, path, planner, res, min_arena)
+        final = _run(model, profile, path, planner, res, min_arena, preallocated=pre)
     else:
         if arena_size < 0:
             raise ArenaTooSmallError(f"arena size {arena_size} is negative", arena_size=arena_size,
                                      needed=min_arena, missing=min_arena - arena_size)
         try:
-            final = _run(model, profile, path, planner, res, arena_size)
+            final = _run(model, profile, path, planner, res, arena_size, preallocated=pre)
         except ArenaTooSmallError as exc:
             # The minimum in 16-byte steps, as ``size`` reports it; an arena at least that big
             # can still fail when its end is not a multiple of 16 (more tail padding): then the
             # smallest working arena with the same remainder mod 16.
             needed = (min_arena if arena_size < min_arena else _needed_with_end(
-                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT))
+                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT, pre))
             raise ArenaTooSmallError(
                 f"arena of {arena_size} bytes is too small for this model on {profile.name}: "
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
@@ -131,12 +137,50 @@ def allocate_model(
 
 
 def _needed_with_end(model: Model, profile: TargetProfile, path: str, planner: str,
-                     res: Resolver, remainder: int) -> int:
+                     res: Resolver, remainder: int,
+                     preallocated: frozenset[tuple[int, int]] = frozenset()) -> int:
     """Smallest working arena whose size is ``remainder`` mod 16 (the tail's padding depends
     on that remainder, facts 1.2, so the smallest arena overall may not be a multiple of 16)."""
-    run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder)
+    run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder,
+               preallocated=preallocated)
     need = run.alloc.required_end
     return need + (remainder - need) % ARENA_ALIGNMENT
+
+
+def check_preallocated(model: Model, tensors: Iterable[Any]) -> frozenset[tuple[int, int]]:
+    """The RFC's RegisterPreallocatedTensor checks: subgraph-0 tensors that TFLM would give
+    arena memory (not constants, not offline-planned); returned as (0, index) keys."""
+    keys: set[tuple[int, int]] = set()
+    if not model.subgraphs:
+        return frozenset()
+    sg = model.subgraphs[0]
+    offsets = offline_offsets(model)
+    for item in tensors:
+        if isinstance(item, tuple):
+            if len(item) != 2 or item[0] != 0:
+                raise PlanError(
+                    f"cannot pre-allocate {item!r}: only tensors of subgraph 0 (the tensors "
+                    f"MicroInterpreter exposes) can be pre-allocated; give its index in "
+                    f"subgraph 0")
+            item = item[1]
+        try:
+            index = -1 if isinstance(item, bool) else operator.index(item)
+        except TypeError:
+            index = -1
+        if not 0 <= index < len(sg.tensors):
+            raise PlanError(f"cannot pre-allocate tensor {item!r}: subgraph 0 has tensors "
+                            f"0..{len(sg.tensors) - 1}")
+        item = index
+        tensor = sg.tensors[item]
+        if tensor.is_constant:
+            raise PlanError(f"cannot pre-allocate tensor {item} ({tensor.name!r}): it is a "
+                            f"constant whose data is in the model")
+        if offsets is not None and offsets[item] != ONLINE:
+            raise PlanError(f"cannot pre-allocate tensor {item} ({tensor.name!r}): it is "
+                            f"offline-planned (OfflineMemoryAllocation metadata), which the "
+                            f"RFC forbids; drop it from the offline plan first")
+        keys.add((0, int(item)))
+    return frozenset(keys)
 
 
 # -- one emulated run ------------------------------------------------------------------------------
@@ -170,6 +214,8 @@ class _Run:
     variable_offsets: dict[tuple[int, int], int] = field(default_factory=dict)
     temp_peak: int = 0
     resource_limit: int = 0  # MicroResourceVariables' max_variable_count_
+    preallocated: frozenset[tuple[int, int]] = frozenset()  # data supplied by the application
+    prior_head: int = 0  # MicroAllocator::max_head_buffer_usage_ before this model
 
     # -- tail helpers --------------------------------------------------------------------------
 
@@ -238,11 +284,21 @@ class _Run:
 
 
 def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver: Resolver,
-         arena_size: int) -> _Run:
-    alloc = BufferAllocator(arena_size)
-    run = _Run(model, target, path, planner, alloc, rec.Recorder(alloc))
+         arena_size: int, *, preallocated: frozenset[tuple[int, int]] = frozenset(),
+         alloc: BufferAllocator | None = None, prior_head: int = 0,
+         allocator_objects: tuple[str, ...] | None = None) -> _Run:
+    """One model's AllocateTensors. ``alloc`` continues an existing arena (several models
+    allocated in turn from one MicroAllocator), ``prior_head`` is that MicroAllocator's
+    max_head_buffer_usage_ so far, and ``allocator_objects`` the structs its Create put in the
+    tail (None: the default single-arena set; () when the allocator already exists)."""
+    alloc = BufferAllocator(arena_size) if alloc is None else alloc
+    run = _Run(model, target, path, planner, alloc, rec.Recorder(alloc),
+               preallocated=preallocated, prior_head=prior_head)
     registrations = _registrations(model, resolver)
-    _create_allocator_objects(run)
+    if allocator_objects is None:
+        _create_allocator_objects(run)
+    for name in allocator_objects or ():
+        run.struct(name, name)
     _create_resource_variables(run)
     _start_model_allocation(run)
     _parse_builtin_data(run, registrations)
@@ -397,7 +453,7 @@ def _finish_model_allocation(run: _Run) -> None:
     offsets = offline_offsets(model)
     _allocate_variables(run, offsets)
     records = allocation_records(model, run.scratch_requests, offsets=offsets,
-                                 data_set_in_prepare=run.data_set_in_prepare)
+                                 data_set_in_prepare=run.data_set_in_prepare | run.preallocated)
     planned = planned_records(records)
     # The planner gets all remaining memory as its working area (temp).
     if run.planner == "greedy":
@@ -426,7 +482,8 @@ def _finish_model_allocation(run: _Run) -> None:
     alloc.deallocate_temp()
     alloc.reset_temp()
     alloc.resize_head(0, 1)  # DeallocateResizableBuffer
-    alloc.resize_head(run.plan.head_size, ARENA_ALIGNMENT)  # ReserveNonPersistentOverlayMemory
+    # ReserveNonPersistentOverlayMemory(max_head_buffer_usage_): the largest plan so far
+    alloc.resize_head(max(run.plan.head_size, run.prior_head), ARENA_ALIGNMENT)
     run.note_temp_peak()
 
 
@@ -443,6 +500,8 @@ def _allocate_variables(run: _Run, offsets: tuple[int, ...] | None) -> None:
                     continue
                 if offsets is not None and offsets[tensor.index] != ONLINE:
                     continue
+                if (sg.index, tensor.index) in run.preallocated:
+                    continue  # its data is the application's buffer
                 nbytes = tensor_nbytes(run.model, sg.index, tensor.index)
                 before = run.alloc.tail
                 address = run.alloc.allocate_persistent(nbytes, ARENA_ALIGNMENT)
@@ -620,4 +679,4 @@ class _KernelContext:
                               f"(TFLM's micro_context.h lifecycle)")
 
 
-__all__ = ["allocate_model"]
+__all__ = ["allocate_model", "check_preallocated"]

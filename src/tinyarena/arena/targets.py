@@ -165,6 +165,8 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "TfLiteIntArray": (4, 4),
     "MicroBuiltinDataAllocator": (16, 8),
     "SingleArenaBufferAllocator": (72, 8),
+    "PersistentArenaBufferAllocator": (32, 8),  # vptr, 3 pointers
+    "NonPersistentArenaBufferAllocator": (56, 8),  # vptr, 4 pointers, intptr, int, bool
     "GreedyMemoryPlanner": (72, 8),
     "LinearMemoryPlanner": (8216, 8),
     "MicroAllocator": (72, 8),
@@ -202,6 +204,8 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     "TfLiteIntArray": (4, 4),
     "MicroBuiltinDataAllocator": (8, 4),
     "SingleArenaBufferAllocator": (36, 4),
+    "PersistentArenaBufferAllocator": (16, 4),
+    "NonPersistentArenaBufferAllocator": (32, 4),
     "GreedyMemoryPlanner": (44, 4),
     "LinearMemoryPlanner": (4108, 4),
     "MicroAllocator": (36, 4),

@@ -29,9 +29,19 @@ from tinyarena.arena.targets import get_target
 from tinyarena.errors import (
     InterpreterError,
     ModelError,
+    PlanError,
     UnsupportedOpError,
 )
 from tinyarena.interpreter.graph import Graph, SubgraphViews
+from tinyarena.interpreter.placement import (
+    SharedAllocator,
+    SplitMemory,
+    new_token,
+    preallocated_view,
+    stamp_intact,
+    stamp_slot,
+    write_stamp,
+)
 from tinyarena.interpreter.resolver import OpResolver
 from tinyarena.kernels.base import EvalFn, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
@@ -211,10 +221,15 @@ class Interpreter:
     def __init__(self, model: ModelSource | None = None, arena: Any = None, *,
                  arena_size: int | None = None, resolver: OpResolver | None = None,
                  target: str = "host-x64", model_path: str | os.PathLike | None = None,
-                 model_content: bytes | None = None) -> None:
+                 model_content: bytes | None = None,
+                 preallocated: Mapping[Any, Any] | None = None,
+                 persistent_arena: Any = None, non_persistent_arena: Any = None,
+                 allocator: SharedAllocator | None = None) -> None:
         model = _one_model(model, model_path, model_content)
         if arena is not None and arena_size is not None:
             raise InterpreterError("give either arena (a buffer) or arena_size, not both")
+        self._memory = _memory_options(arena, arena_size, persistent_arena,
+                                       non_persistent_arena, allocator)
         if arena_size is not None and (not isinstance(arena_size, int)
                                        or isinstance(arena_size, bool) or arena_size <= 0):
             raise InterpreterError(f"arena_size must be a positive int, got {arena_size!r}")
@@ -237,6 +252,13 @@ class Interpreter:
             self._arena = None  # sized at allocation time
             self._arena_owner = None
         self._alloc: _Allocation | None = None
+        self._preallocated: dict[int, Any] = {}
+        self._split: SplitMemory | None = None
+        self._token = allocator.token if allocator is not None else new_token()
+        self._stamp: np.ndarray | None = None
+        for key, buffer in (preallocated or {}).items():
+            sg_index, index = key if isinstance(key, tuple) else (0, key)
+            self.register_preallocated_tensor(index, buffer, sg_index)
 
     @classmethod
     def from_bytes(cls, model_data: bytes | bytearray | memoryview,
@@ -296,21 +318,87 @@ class Interpreter:
         return self._alloc is not None
 
     # -- allocation ----------------------------------------------------------------------------
+    def register_preallocated_tensor(self, tensor_index: int, buffer: Any,
+                                     subgraph_index: int = 0) -> None:
+        """RFC 001's RegisterPreallocatedTensor: ``buffer`` (a writable numpy array or buffer of
+        exactly the tensor's bytes) becomes the data of subgraph-0 tensor ``tensor_index``; it
+        is not planned in the arena and is used in place, never copied. Call it before
+        ``allocate_tensors``; constants, offline-planned tensors and tensors of other
+        subgraphs are refused."""
+        if self._alloc is not None:
+            raise InterpreterError("register pre-allocated tensors before allocate_tensors() "
+                                   "(TFLM plans the arena once, at AllocateTensors)")
+        from tinyarena.arena.allocator import check_preallocated
+        from tinyarena.arena.lifetimes import tensor_nbytes
+
+        try:
+            ((_, index),) = check_preallocated(self._model, [(subgraph_index, tensor_index)])
+        except PlanError as exc:
+            raise InterpreterError(str(exc)) from None
+        tensor = self._model.subgraphs[0].tensors[index]
+        self._preallocated[index] = preallocated_view(
+            tensor, tensor_nbytes(self._model, 0, index), buffer)
+
     def allocate_tensors(self) -> None:
         """TFLM's MicroInterpreter::AllocateTensors: plan the arena and build every view."""
         self._alloc = None  # a failed allocation leaves nothing half-built behind
         registrations = self._resolve()
-        if self._arena is None:
+        if self._memory is not None:
+            layout = self._allocate_elsewhere()
+        elif self._arena is None:
             # Smallest arena TFLM accepts: the layout's offsets then refer to min_arena bytes.
             layout = allocate_model(self._model, target=self._target_name, arena_size=None,
-                                    resolver=self._resolver, allow_tinyarena_kernels=True)
+                                    resolver=self._resolver, allow_tinyarena_kernels=True,
+                                    preallocated=tuple(self._preallocated))
             self._arena = _own_arena(int(layout.arena_size))
         else:
             layout = allocate_model(self._model, target=self._target_name,
                                     arena_size=int(self._arena.shape[0]),
-                                    resolver=self._resolver, allow_tinyarena_kernels=True)
+                                    resolver=self._resolver, allow_tinyarena_kernels=True,
+                                    preallocated=tuple(self._preallocated))
         self._alloc = self._build(layout, registrations)
+        if self._memory is None or self._memory[0] != "shared":
+            # This Interpreter now owns all of its memory: clearing it also wipes the owner
+            # stamp of any other Interpreter whose allocator objects lie inside it.
+            for buffer in self._owned_buffers():
+                buffer.fill(0)
+        self._stamp = stamp_slot(self._addressable(), layout)
+        write_stamp(self._stamp, self._token)
         self.reset()
+
+    def _owned_buffers(self) -> tuple[np.ndarray, ...]:
+        if self._split is not None and self._memory is not None and self._memory[0] == "split":
+            return (self._split.non_persistent, self._split.persistent)
+        return (self.arena,)
+
+    def _allocate_elsewhere(self) -> ArenaLayout:
+        """Two arenas (allocate_split) or a SharedAllocator's arena (allocate_shared)."""
+        assert self._memory is not None
+        kind, first, second = self._memory
+        if kind == "shared":
+            if self._preallocated:
+                raise InterpreterError("pre-allocated tensors are not supported on a "
+                                       "SharedAllocator; give the Interpreter its own arena")
+            layout: ArenaLayout = first.allocate(id(self), self._model, self._target_name,
+                                                 self._resolver)
+            self._arena = first.arena
+            return layout
+        from tinyarena.arena.multi import allocate_split
+
+        split = allocate_split(self._model, target=self._target_name,
+                               persistent_size=int(second.shape[0]),
+                               non_persistent_size=int(first.shape[0]),
+                               resolver=self._resolver, allow_tinyarena_kernels=True,
+                               preallocated=tuple(self._preallocated))
+        self._arena = first
+        self._split = SplitMemory(first, second, split.persistent_base)
+        return split.layout
+
+    def _addressable(self) -> Any:
+        """What the layout's addresses index: the arena, or both arenas of a split layout."""
+        if self._memory is not None and self._memory[0] == "split":
+            return self._split
+        return self.arena
 
     def _resolve(self) -> tuple[tuple[Registration, ...], ...]:
         registrations = self._resolver.resolve_model(self._model)
@@ -326,9 +414,10 @@ class Interpreter:
 
     def _build(self, layout: ArenaLayout,
                registrations: tuple[tuple[Registration, ...], ...]) -> _Allocation:
-        arena = self.arena
+        arena = self._addressable()
         offsets: Mapping[tuple[int, int], int] = layout.tensor_offsets
         views = tuple(_subgraph_views(arena, sg, offsets) for sg in self._model.subgraphs)
+        views = (_with_preallocated(views[0], self._preallocated), *views[1:])
         scratch = _scratch_views(arena, layout)
         workspaces, workspace_memory, pool = _make_workspaces(layout)
         resources = _resource_views(arena, layout, self._model)
@@ -348,18 +437,30 @@ class Interpreter:
         return _Allocation(layout=layout, graph=graph, views=views,
                            workspace_memory=workspace_memory, scratch_pool=pool,
                            persistent_workspaces=len(workspace_memory) - 1,
-                           live_after_invoke=_live_after_invoke(layout, self._model.subgraphs[0]),
+                           live_after_invoke=_live_after_invoke(layout, self._model.subgraphs[0])
+                           | frozenset(self._preallocated),
                            variables=variables, resources=resources, workspaces=workspaces)
 
     def _allocated(self) -> _Allocation:
         if self._alloc is None:
             raise InterpreterError("tensors are not allocated: call allocate_tensors() first")
+        if not stamp_intact(self._stamp, self._token):
+            self._alloc = None
+            raise InterpreterError(
+                "this Interpreter's arena was taken over by another allocation (its allocator "
+                "objects in the tail were overwritten): two Interpreters were given overlapping "
+                "memory. Give each its own buffer, or share one arena on purpose with "
+                "Interpreter(model, allocator=tinyarena.SharedAllocator(arena)); then call "
+                "allocate_tensors() again")
         return self._alloc
 
     # -- running -------------------------------------------------------------------------------
     def invoke(self) -> None:
         """Run subgraph 0 once (MicroInterpreter::Invoke)."""
-        self._allocated().graph.invoke_subgraph(0)
+        alloc = self._allocated()
+        if self._memory is not None and self._memory[0] == "shared":
+            self._memory[1].take_turn(id(self), "invoke", bool(self._model.subgraphs[0].inputs))
+        alloc.graph.invoke_subgraph(0)
 
     def reset(self) -> None:
         """MicroInterpreter::Reset: variable tensors and resource variables back to their
@@ -494,7 +595,10 @@ class Interpreter:
         if not isinstance(index, (int, np.integer)) or not 0 <= index < len(indices):
             raise InterpreterError(
                 f"{kind} index {index!r} out of range: the model has {len(indices)} {kind}s")
-        return self._view(indices[index])
+        view = self._view(indices[index])
+        if self._memory is not None and self._memory[0] == "shared":
+            self._memory[1].take_turn(id(self), kind, False)
+        return view
 
     def _tensor(self, tensor_index: int) -> Tensor:
         tensors = self._model.subgraphs[0].tensors
@@ -558,6 +662,44 @@ def _io_index(index: Any, count: int, kind: str) -> int:
         raise InterpreterError(
             f"{kind} index {index!r} out of range: the model has {count} {kind}s")
     return int(index)
+
+
+def _memory_options(arena: Any, arena_size: int | None, persistent: Any, non_persistent: Any,
+                    allocator: Any) -> tuple[str, Any, Any] | None:
+    """("split", non-persistent, persistent arrays), ("shared", allocator, None) or None."""
+    split = persistent is not None or non_persistent is not None
+    if split and (persistent is None or non_persistent is None):
+        raise InterpreterError("two arenas need both persistent_arena and non_persistent_arena")
+    if sum((split, allocator is not None, arena is not None or arena_size is not None)) > 1:
+        raise InterpreterError("give one of: arena/arena_size, persistent_arena with "
+                               "non_persistent_arena, or allocator")
+    if allocator is not None:
+        if not isinstance(allocator, SharedAllocator):
+            raise InterpreterError(f"allocator must be a tinyarena.SharedAllocator, not "
+                                   f"{type(allocator).__name__}")
+        return ("shared", allocator, None)
+    if split:
+        from tinyarena.interpreter.placement import persistent_buffer
+
+        p = persistent_buffer(_arena_array(persistent))
+        n = _aligned(_arena_array(non_persistent))
+        if np.may_share_memory(p, n):
+            raise InterpreterError("persistent_arena and non_persistent_arena overlap; give "
+                                   "two separate buffers")
+        return ("split", n, p)
+    return None
+
+
+def _with_preallocated(views: SubgraphViews, arrays: Mapping[int, np.ndarray]) -> SubgraphViews:
+    """Subgraph 0's views with each pre-allocated tensor viewing the caller's buffer."""
+    if not arrays:
+        return views
+    typed = list(views.arrays)
+    raw = list(views.byte_views)
+    for index, array in arrays.items():
+        typed[index] = array
+        raw[index] = array.reshape(-1).view(np.uint8)
+    return SubgraphViews(tuple(typed), tuple(raw))
 
 
 def _check_value(tensor: Tensor, view: np.ndarray, value: Any, what: str) -> None:
