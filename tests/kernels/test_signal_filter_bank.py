@@ -143,8 +143,8 @@ def _log(channels: int, correction: int, scale: int) -> bytes:
 @pytest.mark.parametrize("correction,scale", [(3, 64), (0, 1), (12, 1600), (0, 2**20 + 7)])
 def test_filter_bank_log_matches_tflm(correction: int, scale: int) -> None:
     rng = np.random.default_rng(correction + scale)
-    model = _log(64, correction, scale)
-    bits = rng.integers(0, 33, 64).astype(np.uint64)
-    x = (rng.integers(0, 2**32, 64, dtype=np.uint64) >> (32 - bits)).astype(np.uint32)
+    model = _log(4096, correction, scale)
+    bits = rng.integers(0, 33, 4096).astype(np.uint64)
+    x = (rng.integers(0, 2**32, 4096, dtype=np.uint64) >> (32 - bits)).astype(np.uint32)
     x[:6] = [0, 1, 2, 3, 2**31, 2**32 - 1]
     assert_matches_tflm(model, [[x]])
