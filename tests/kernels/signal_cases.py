@@ -55,3 +55,32 @@ def assert_matches_tflm(model: bytes, steps: Sequence[Sequence[np.ndarray]],
             assert a.dtype == b.dtype and a.shape == b.shape, (step, k, a.shape, b.shape)
             assert np.array_equal(a, b), (step, k, a, b)
     return got
+
+
+def assert_reset_matches_tflm(model: bytes, before: Sequence[Sequence[np.ndarray]],
+                              after: Sequence[Sequence[np.ndarray]]) -> None:
+    """Invokes, MicroInterpreter::Reset (kernels' reset included), more invokes: identical."""
+    from tflm_oracle import _feed, _outputs, captured_stderr, make_interpreter
+
+    want = []
+    with captured_stderr():
+        wheel = make_interpreter(model)
+        for k, inputs in enumerate(list(before) + list(after)):
+            if k == len(before):
+                wheel.reset()
+            _feed(wheel, inputs)
+            wheel.invoke()
+            want.append(_outputs(wheel))
+    ip = Interpreter(model)
+    ip.allocate_tensors()
+    got = []
+    for k, inputs in enumerate(list(before) + list(after)):
+        if k == len(before):
+            ip.reset()
+        for i, x in enumerate(inputs):
+            ip.set_input(i, x)
+        ip.invoke()
+        got.append([ip.get_output(i) for i in range(ip.outputs_size())])
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            assert np.array_equal(a, b), (a, b)

@@ -148,3 +148,12 @@ def test_filter_bank_log_matches_tflm(correction: int, scale: int) -> None:
     x = (rng.integers(0, 2**32, 4096, dtype=np.uint64) >> (32 - bits)).astype(np.uint32)
     x[:6] = [0, 1, 2, 3, 2**31, 2**32 - 1]
     assert_matches_tflm(model, [[x]])
+
+
+def test_spectral_subtraction_reset_zeroes_the_noise_estimate() -> None:
+    from signal_cases import assert_reset_matches_tflm
+
+    rng = np.random.default_rng(9)
+    model = _spectral_subtraction(16)
+    steps = [[rng.integers(0, 2**20, 16, dtype=np.uint64).astype(np.uint32)] for _ in range(4)]
+    assert_reset_matches_tflm(model, steps[:2], steps[2:])

@@ -141,3 +141,19 @@ def test_irfft_matches_tflm(dtype: str) -> None:
             info = np.iinfo(dtype)
             x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
         assert_matches_tflm(model, [[x]])
+
+
+def test_reset_restarts_every_stateful_signal_op() -> None:
+    """MicroInterpreter::Reset calls each kernel's reset: rings refilled (Framer prefill,
+    Delay zeros), Stacker waits for a first frame again, OverlapAdd buffers zeroed."""
+    from signal_cases import assert_reset_matches_tflm
+
+    rng = np.random.default_rng(21)
+    cases = [(_framer((), 1, 10, 4, True), (4,)), (_delay((6,), 4), (6,)),
+             (_stacker(3, 2, 1, 1), (3,))]
+    for model, shape in cases:
+        steps = [[_int16(rng, shape)] for _ in range(6)]
+        assert_reset_matches_tflm(model, steps[:3], steps[3:])
+    model = _overlap_add("int16", (), 1, 8, 3)
+    steps = [[_int16(rng, (1, 8))] for _ in range(4)]
+    assert_reset_matches_tflm(model, steps[:2], steps[2:])

@@ -132,6 +132,7 @@ def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool
 InitFn = Callable[[InitContext, Operator], None]
 PrepareFn = Callable[[PrepareContext, Operator], Any]
 EvalFn = Callable[[EvalContext, Operator, Any], None]
+ResetFn = Callable[[EvalContext, Operator, Any], None]
 
 
 def required_tensor(ctx: PrepareContext, index: int, op_name: str, role: str) -> Tensor:
@@ -154,3 +155,6 @@ class Registration:
     eval: EvalFn | None = None
     builtin_data: str | None = None  # C struct allocated when the op's options are parsed
     tflm: bool = True  # False: a tinyarena-only kernel; TFLM has none, so no arena to emulate
+    # TFLMRegistration::reset, which MicroInterpreter::Reset calls for every node: kernels
+    # that keep state between invokes outside variable tensors (the signal library's rings)
+    reset: ResetFn | None = None

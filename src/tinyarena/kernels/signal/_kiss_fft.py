@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Union
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+
+Arr = np.ndarray
 
 KINDS = ("int16", "int32", "float32")
 _PI_TWIDDLE = 3.141592653589793238462643383279502884197169399375105820974944
@@ -156,11 +159,11 @@ class _Fixed:
     def s_mul(self, a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
         return self.sround(self.prod(a * b))
 
-    def c_mul(self, ar, ai, br, bi):  # type: ignore[no-untyped-def]
+    def c_mul(self, ar: Arr, ai: Arr, br: Arr, bi: Arr) -> tuple[Arr, Arr]:
         return (self.sround(self.prod(ar * br - ai * bi)),
                 self.sround(self.prod(ar * bi + ai * br)))
 
-    def fixdiv(self, r, i, div: int):  # type: ignore[no-untyped-def]
+    def fixdiv(self, r: Arr, i: Arr, div: int) -> tuple[Arr, Arr]:
         k = self.samp_max // div
         return self.sround(self.prod(r * k)), self.sround(self.prod(i * k))
 
@@ -181,14 +184,18 @@ class _Float:
     def s_mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return a * b
 
-    def c_mul(self, ar, ai, br, bi):  # type: ignore[no-untyped-def]
+    def c_mul(self, ar: Arr, ai: Arr, br: Arr, bi: Arr) -> tuple[Arr, Arr]:
         return ar * br - ai * bi, ar * bi + ai * br
 
-    def fixdiv(self, r, i, div: int):  # type: ignore[no-untyped-def]
+    def fixdiv(self, r: Arr, i: Arr, div: int) -> tuple[Arr, Arr]:
         return r, i
 
     def half(self, x: np.ndarray) -> np.ndarray:
         return x * np.float32(0.5)
+
+
+_Math = Union["_Fixed", "_Float"]
+_Pair = tuple[list[Arr], list[Arr]]
 
 
 def _math(kind: str) -> _Fixed | _Float:
@@ -221,14 +228,15 @@ def kiss_fft(plan: Plan, re: np.ndarray, im: np.ndarray) -> tuple[np.ndarray, np
     return re, im
 
 
-def _bfly2(M, R, I, tw):  # type: ignore[no-untyped-def]
+def _bfly2(M: _Math, R: list[Arr], I: list[Arr], tw: list[tuple[Arr, Arr]]) -> _Pair:
     r0, i0 = M.fixdiv(R[0], I[0], 2)
     r1, i1 = M.fixdiv(R[1], I[1], 2)
     tr, ti = M.c_mul(r1, i1, *tw[1])
     return [M.st(r0 + tr), M.st(r0 - tr)], [M.st(i0 + ti), M.st(i0 - ti)]
 
 
-def _bfly4(M, R, I, tw, inverse: bool):  # type: ignore[no-untyped-def]
+def _bfly4(M: _Math, R: list[Arr], I: list[Arr], tw: list[tuple[Arr, Arr]],
+           inverse: bool) -> _Pair:
     r0, i0 = M.fixdiv(R[0], I[0], 4)
     r1, i1 = M.fixdiv(R[1], I[1], 4)
     r2, i2 = M.fixdiv(R[2], I[2], 4)
@@ -251,7 +259,8 @@ def _bfly4(M, R, I, tw, inverse: bool):  # type: ignore[no-untyped-def]
     return [r0, r1, r2, r3], [i0, i1, i2, i3]
 
 
-def _bfly3(M, R, I, tw, plan: Plan, epi_index: int):  # type: ignore[no-untyped-def]
+def _bfly3(M: _Math, R: list[Arr], I: list[Arr], tw: list[tuple[Arr, Arr]], plan: Plan,
+           epi_index: int) -> _Pair:
     epi_i = plan.tw_i[epi_index]
     r0, i0 = M.fixdiv(R[0], I[0], 3)
     r1, i1 = M.fixdiv(R[1], I[1], 3)
@@ -268,7 +277,8 @@ def _bfly3(M, R, I, tw, plan: Plan, epi_index: int):  # type: ignore[no-untyped-
     return [r0, r1, r2], [i0, i1, i2]
 
 
-def _bfly5(M, R, I, tw, plan: Plan, ya_index: int):  # type: ignore[no-untyped-def]
+def _bfly5(M: _Math, R: list[Arr], I: list[Arr], tw: list[tuple[Arr, Arr]], plan: Plan,
+           ya_index: int) -> _Pair:
     yar, yai = plan.tw_r[ya_index], plan.tw_i[ya_index]
     ybr, ybi = plan.tw_r[2 * ya_index], plan.tw_i[2 * ya_index]
     F = [M.fixdiv(R[q], I[q], 5) for q in range(5)]

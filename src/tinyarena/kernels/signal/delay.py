@@ -94,4 +94,5 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.states)[...] = 0
 
 
-REGISTRATION = Registration("SignalDelay", init=init, prepare=prepare, eval=eval_)
+REGISTRATION = Registration("SignalDelay", init=init, prepare=prepare, eval=eval_,
+                            reset=reset)

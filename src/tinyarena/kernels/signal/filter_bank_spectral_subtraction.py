@@ -55,10 +55,8 @@ class Config:
 def config(op: Operator) -> Config:
     options = FlexOptions.parse(op)
     raw = [options.element(i, name) for i, name in enumerate(NAMES)]
-    values = [v & 0xFFFFFFFF for v in raw]  # uint32 fields
-    values[2] = bool(raw[2])
-    values[4] = raw[4]  # int32 num_channels
-    cfg = Config(*values)
+    u = [v & 0xFFFFFFFF for v in raw]  # the uint32 fields
+    cfg = Config(u[0], u[1], bool(raw[2]), u[3], raw[4], u[5], u[6], u[7], u[8])
     if cfg.num_channels < 0:
         raise KernelError(f"{op.name}: num_channels {cfg.num_channels} is negative")
     if cfg.smoothing_bits >= 32 or cfg.spectral_subtraction_bits >= 64:
@@ -125,4 +123,4 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
 
 
 REGISTRATION = Registration("SignalFilterBankSpectralSubtraction", init=init, prepare=prepare,
-                            eval=eval_)
+                            eval=eval_, reset=reset)

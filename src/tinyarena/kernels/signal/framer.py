@@ -128,4 +128,5 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.states)[...] = 0
 
 
-REGISTRATION = Registration("SignalFramer", init=init, prepare=prepare, eval=eval_)
+REGISTRATION = Registration("SignalFramer", init=init, prepare=prepare, eval=eval_,
+                            reset=reset)

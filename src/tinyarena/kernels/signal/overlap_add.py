@@ -102,4 +102,5 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.buffers)[...] = 0
 
 
-REGISTRATION = Registration("SignalOverlapAdd", init=init, prepare=prepare, eval=eval_)
+REGISTRATION = Registration("SignalOverlapAdd", init=init, prepare=prepare, eval=eval_,
+                            reset=reset)

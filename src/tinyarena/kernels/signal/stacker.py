@@ -101,4 +101,5 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.state)[...] = 0
 
 
-REGISTRATION = Registration("SignalStacker", init=init, prepare=prepare, eval=eval_)
+REGISTRATION = Registration("SignalStacker", init=init, prepare=prepare, eval=eval_,
+                            reset=reset)
