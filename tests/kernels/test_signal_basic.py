@@ -94,3 +94,20 @@ def test_fft_auto_scale_matches_tflm() -> None:
     steps = [[x] for x in _auto_scale_inputs(np.random.default_rng(4))]
     got = assert_matches_tflm(model, steps)
     assert len({int(g[1]) for g in got}) > 10  # many different shifts were exercised
+
+
+def test_every_signal_op_of_the_wheel_has_a_kernel() -> None:
+    """The custom-op names compiled into the wheel's runtime (PythonOpsResolver's AddXxx for
+    the signal library) are exactly the Signal* keys of the kernel registry, all runnable."""
+    import re
+    from pathlib import Path
+
+    import tflite_micro
+    from tinyarena.kernels import MODULES, registration
+
+    lib = next(Path(tflite_micro.__file__).parent.rglob("_runtime*.so"))
+    names = {m.decode() for m in re.findall(rb"(?<=\x00)(Signal[A-Z][A-Za-z]+)(?=\x00)",
+                                                lib.read_bytes())}
+    ours = {name for name in MODULES if name.startswith("Signal")}
+    assert names == ours
+    assert all(registration(name).eval is not None for name in ours)
