@@ -111,3 +111,29 @@ def test_every_signal_op_of_the_wheel_has_a_kernel() -> None:
     ours = {name for name in MODULES if name.startswith("Signal")}
     assert names == ours
     assert all(registration(name).eval is not None for name in ours)
+
+
+def _one_op(name: str, options: bytes | None, dtype: str = "int16") -> bytes:
+    b = ModelBuilder()
+    x = b.add_input("x", (16,), dtype)
+    y = b.add_tensor("y", (18,), dtype)
+    b.add_operator(name, [x], [y], custom_options=options)
+    b.mark_output(y)
+    return b.build()
+
+
+@pytest.mark.parametrize("options,match", [
+    (None, "needs its flexbuffer custom options"),
+    (b"\x01\x02", "not a flexbuffer map"),
+    (flex(T=9, fft_length=16), "is not int16"),
+    (flex(T=7), "reads 'fft_length' from position 1"),
+    (flex(T=7, fft_length="sixteen"), "as an integer"),
+    (flex(T=7, fft_length=15), "must be even")])
+def test_bad_custom_options_are_refused_with_the_reason(options: bytes | None,
+                                                        match: str) -> None:
+    from tinyarena.arena.allocator import allocate_model
+    from tinyarena.errors import KernelError
+    from tinyarena.model import read_model
+
+    with pytest.raises(KernelError, match=match):
+        allocate_model(read_model(_one_op("SignalRfft", options)))

@@ -47,7 +47,8 @@ class FlexOptions:
                 items = list(root.AsVector.Value)
                 keys = tuple(f"#{i}" for i in range(len(items)))
         except Exception as exc:  # flexbuffers raises plain Python errors on bad bytes
-            raise KernelError(f"{op.name}: its custom options are not a flexbuffer map "
+            raise KernelError(f"{op.name} (operator {op.index}): its custom options are not a "
+                              f"flexbuffer map "
                               f"({type(exc).__name__}: {exc}); rebuild the model") from None
         values = []
         for key, item in zip(keys, items):
@@ -56,7 +57,7 @@ class FlexOptions:
             else:
                 raise KernelError(f"{op.name}: custom option {key!r} is {item!r}; TFLM reads "
                                   f"every option of this op as an integer")
-        return FlexOptions(op.name, keys, tuple(values))
+        return FlexOptions(f"{op.name} (operator {op.index})", keys, tuple(values))
 
     def element(self, index: int, name: str) -> int:
         """``FlexbufferWrapper::ElementAsInt32(index)``: by position, whatever key it holds
@@ -83,8 +84,8 @@ def _as_int32(value: int) -> int:
 def check_io(op: Operator, n_in: int, n_out: int) -> None:
     """TF_LITE_ENSURE_EQ(NumInputs(node), n_in) and the same for outputs."""
     if len(op.inputs) != n_in or len(op.outputs) != n_out:
-        raise KernelError(f"{op.name} takes {n_in} input(s) and {n_out} output(s); the "
-                          f"operator has {len(op.inputs)} and {len(op.outputs)}")
+        raise KernelError(f"{op.name} (operator {op.index}) takes {n_in} input(s) and "
+                          f"{n_out} output(s); it has {len(op.inputs)} and {len(op.outputs)}")
 
 
 def temp_input(ctx: PrepareContext, op: Operator, i: int, role: str) -> Tensor:
