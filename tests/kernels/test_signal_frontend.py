@@ -99,3 +99,14 @@ def test_audio_frontend_sizes_on_32_bit_targets(target: str) -> None:
     host, arm = allocate_model(model), allocate_model(model, target=target)
     assert arm.total < host.total
     assert arm.head == host.head  # the same tensors and scratch are planned
+
+
+def test_audio_frontend_minimum_arena_is_tight() -> None:
+    """min_arena (Prepare's temp tensors next to the rings' persistent buffers included)
+    works in the wheel and 16 bytes less fails."""
+    from tflm_oracle import tflm_fits
+
+    model = frontend(np.random.default_rng(3))
+    need = allocate_model(read_model(model)).min_arena
+    assert tflm_fits(model, need)[0]
+    assert not tflm_fits(model, need - 16)[0]
