@@ -22,6 +22,9 @@ Lifecycle, as in TFLM's micro_context.h:
   op data keeps just per-channel constants (a few bytes per channel).
 * ``eval(ctx, op, data)`` runs at every invoke. It reads inputs and writes outputs through
   ``ctx.tensor_data(i)`` (numpy views into the arena), and allocates nothing in the arena.
+* ``reset(ctx, op, data)`` (optional, TFLMRegistration::reset) runs when the interpreter is
+  reset (``MicroInterpreter::Reset``): a kernel that keeps state between invokes in its
+  persistent workspaces (the signal library's circular buffers) puts it back as Prepare left it.
 
 ``op`` is the ``tinyarena.model.types.Operator`` being run. ``ctx.target`` is the target
 profile (struct sizes per target, see ``arena.targets``); sizes that differ between targets are
