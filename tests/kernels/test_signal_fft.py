@@ -87,3 +87,39 @@ def test_rfft_lengths_the_wheel_cannot_run(fft_length: int) -> None:
     ip.allocate_tensors()
     with pytest.raises(KernelError, match="cannot run"):
         ip.invoke()
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(np.uint32)
+
+
+def test_float_fft_specials_match_tflm_without_warnings() -> None:
+    """NaN, infinities and overflowing sums: every non-NaN output has the wheel's bits, NaNs
+    sit where the wheel's are, and no numpy warning is raised (warnings are errors here).
+    A NaN's sign may differ: when two NaNs meet, x86 keeps the first operand's, and which
+    operand of a commutative + or * comes first is the compiler's choice."""
+    import warnings
+
+    from signal_cases import run_interpreter
+    from test_signal_stateful import _irfft, _overlap_add
+    from tflm_oracle import tflm_invokes
+
+    rng = np.random.default_rng(12)
+    x = rng.normal(0, 1, (2, 30)).astype(np.float32)
+    x[0, :4] = [np.inf, -np.inf, np.nan, 3e38]
+    x[1, :3] = [3e38, 3e38, -np.inf]
+    freq = rng.normal(0, 1, (2, 2 * 16)).astype(np.float32)
+    freq[0, :3] = [np.inf, np.inf, np.nan]
+    frames = rng.normal(0, 1, (1, 8)).astype(np.float32)
+    frames[0, :2] = [np.inf, -np.inf]
+    cases = [(_rfft("float32", 2, 30, 30), [[x]]), (_irfft("float32", 2, 30, 30), [[freq]]),
+             (_overlap_add("float32", (), 1, 8, 3), [[frames], [frames * -1]])]
+    for model, steps in cases:
+        want = tflm_invokes(model, steps)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = run_interpreter(model, steps)
+        for g, w in zip(got, want):
+            nan = np.isnan(g[0])
+            assert np.array_equal(nan, np.isnan(w[0]))
+            assert np.array_equal(_bits(g[0])[~nan], _bits(w[0])[~nan])

@@ -13,6 +13,11 @@ stages from the innermost to the outermost, each applied to all blocks and all f
 return NULL, so the generic-radix butterfly (a factor other than 2, 3, 4, 5) writes through a
 null pointer in the wheel: such lengths are refused here.
 
+Float results equal the wheel's bit for bit, infinities included; a NaN comes out where the
+wheel's does, but its sign may differ: when two NaNs meet, x86 keeps the first operand's, and
+the compiled code's order of a commutative + or * is the compiler's (one sum below is written
+in the order the wheel evidently uses).
+
 Memory (``kiss_fftr_alloc``): ``sizeof(kiss_fftr_state) + sizeof(kiss_fft_state) +
 (n - 1) * sizeof(cpx) + (3n/2) * sizeof(cpx)`` with n = nfft / 2 complex points.
 """
@@ -330,7 +335,7 @@ def kiss_fftr(plan: Plan, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         f2r, f2i = M.st(pr - nr), M.st(pi - ni)
         twr, twi = M.c_mul(f2r, f2i, plan.super_r[k - 1], plan.super_i[k - 1])
         out_r[:, k] = M.st(M.half(f1r + twr))
-        out_i[:, k] = M.st(M.half(f1i + twi))
+        out_i[:, k] = M.st(M.half(twi + f1i))  # operand order: a NaN keeps the wheel's sign
         out_r[:, n - k] = M.st(M.half(f1r - twr))  # k == n - k: this store wins, as in C
         out_i[:, n - k] = M.st(M.half(twi - f1i))
     return out_r, out_i

@@ -88,9 +88,10 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         return
     bins = data.fft_length // 2 + 1
     x = ctx.tensor_data(op.inputs[0]).reshape(data.rows, data.input_length, 2)[:, :bins]
-    samples = _kiss_fft.kiss_fftri(data.plan, x[:, :, 0], x[:, :, 1])
-    if data.plan.kind == "float32":
-        samples = samples / np.float32(data.fft_length)
+    with np.errstate(all="ignore"):  # C's float environment: inf and NaN pass silently
+        samples = _kiss_fft.kiss_fftri(data.plan, x[:, :, 0], x[:, :, 1])
+        if data.plan.kind == "float32":
+            samples = samples / np.float32(data.fft_length)
     out = ctx.tensor_data(op.outputs[0]).reshape(-1)
     for row in range(data.rows):  # rows may overlap when output_length < fft_length
         start = row * data.output_length

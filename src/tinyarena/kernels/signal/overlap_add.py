@@ -90,7 +90,8 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
             if saturate:
                 buffer[...] = np.clip(x[i, frame].astype(np.int32) + buffer, -32768, 32767)
             else:
-                buffer += x[i, frame]
+                with np.errstate(all="ignore"):  # C's float environment
+                    buffer += x[i, frame]
             start = (i * data.n_frames + frame) * step
             y[start:start + step] = buffer[:step]
             buffer[:data.frame_size - step] = buffer[step:].copy()
