@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Union
 
 import numpy as np
 
@@ -90,6 +90,29 @@ class Plan:
     tw_i: np.ndarray
     super_r: np.ndarray
     super_i: np.ndarray
+
+    TABLES = ("gather", "tw_r", "tw_i", "super_r", "super_i")
+
+    def shell(self, workspace: Callable[[np.ndarray], int]) -> PlanShell:
+        """The plan without its arrays, which go to ``workspace`` (a kernel's
+        ``request_workspace(..., initial=...)``): kernel op data keeps only handles."""
+        handles = tuple(workspace(getattr(self, name)) for name in self.TABLES)
+        return PlanShell(self.kind, self.nfft, self.inverse, self.stages, handles)
+
+
+@dataclass(frozen=True)
+class PlanShell:
+    """A Plan's scalars plus workspace handles of its tables (gather, twiddles)."""
+
+    kind: str
+    nfft: int
+    inverse: bool
+    stages: tuple[tuple[int, int, int], ...]
+    tables: tuple[int, ...]
+
+    def plan(self, workspace: Callable[[int], np.ndarray]) -> Plan:
+        arrays = [workspace(h) for h in self.tables]
+        return Plan(self.kind, self.nfft, self.inverse, self.stages, *arrays)
 
 
 def _cexp(phases: list[float], kind: str) -> tuple[np.ndarray, np.ndarray]:

@@ -47,7 +47,7 @@ def init(ctx: InitContext, op: Operator) -> None:
 
 @dataclass(frozen=True)
 class OpData:
-    plan: _kiss_fft.Plan | None
+    plan: _kiss_fft.PlanShell | None  # None: the wheel cannot run this length (reason)
     reason: str | None
     fft_length: int
     input_length: int  # complex values per input row
@@ -76,7 +76,10 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         raise KernelError(f"{op.name}: {rows} rows of {fft_length} samples do not fit the "
                           f"output {y.shape} (TFLM would write past it)")
     reason = _kiss_fft.supported(fft_length)
-    plan = None if reason else _kiss_fft.make_plan(TYPES[kind], fft_length, inverse=True)
+    plan = None
+    if reason is None:  # the kissfft tables, as read-only workspaces
+        plan = _kiss_fft.make_plan(TYPES[kind], fft_length, inverse=True).shell(
+            lambda a: ctx.request_workspace(a.shape, a.dtype, initial=a))
     return OpData(plan, reason, fft_length, input_length, output_length, rows,
                   NUMPY_DTYPES[kind])
 
@@ -89,7 +92,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     bins = data.fft_length // 2 + 1
     x = ctx.tensor_data(op.inputs[0]).reshape(data.rows, data.input_length, 2)[:, :bins]
     with np.errstate(all="ignore"):  # C's float environment: inf and NaN pass silently
-        samples = _kiss_fft.kiss_fftri(data.plan, x[:, :, 0], x[:, :, 1])
+        samples = _kiss_fft.kiss_fftri(data.plan.plan(ctx.workspace), x[:, :, 0], x[:, :, 1])
         if data.plan.kind == "float32":
             samples = samples / np.float32(data.fft_length)
     out = ctx.tensor_data(op.outputs[0]).reshape(-1)

@@ -60,7 +60,7 @@ def init(ctx: InitContext, op: Operator) -> None:
 
 @dataclass(frozen=True)
 class OpData:
-    plan: _kiss_fft.Plan | None  # None: the wheel cannot run this length (see reason)
+    plan: _kiss_fft.PlanShell | None  # None: the wheel cannot run this length (reason)
     reason: str | None
     fft_length: int
     input_length: int
@@ -92,7 +92,10 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         raise KernelError(f"{op.name}: {rows} rows of {bins} complex bins do not fit the "
                           f"output {y.shape} (TFLM would write past it)")
     reason = _kiss_fft.supported(fft_length)
-    plan = None if reason else _kiss_fft.make_plan(TYPES[kind], fft_length, inverse=False)
+    plan = None
+    if reason is None:  # the kissfft tables, as read-only workspaces
+        plan = _kiss_fft.make_plan(TYPES[kind], fft_length, inverse=False).shell(
+            lambda a: ctx.request_workspace(a.shape, a.dtype, initial=a))
     return OpData(plan, reason, fft_length, input_length, output_length, rows, scratch, dtype)
 
 
@@ -107,7 +110,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     work = ctx.scratch(data.scratch)[:data.fft_length * data.dtype.itemsize].view(data.dtype)
     work[...] = frames[-1]  # the work area keeps the last row, as TFLM leaves it
     with np.errstate(all="ignore"):  # C's float environment: inf and NaN pass silently
-        re, im = _kiss_fft.kiss_fftr(data.plan, frames)
+        re, im = _kiss_fft.kiss_fftr(data.plan.plan(ctx.workspace), frames)
     out = ctx.tensor_data(op.outputs[0]).reshape(-1)
     bins = data.fft_length // 2 + 1
     step = 2 * data.output_length
