@@ -157,3 +157,28 @@ def test_reset_restarts_every_stateful_signal_op() -> None:
     model = _overlap_add("int16", (), 1, 8, 3)
     steps = [[_int16(rng, (1, 8))] for _ in range(4)]
     assert_reset_matches_tflm(model, steps[:2], steps[2:])
+
+
+@pytest.mark.parametrize("target,ptr,ring,framer,delay,oa", [
+    ("arm32", 4, 24, 28, 20, 24), ("arm32-short-enums", 4, 24, 28, 20, 24)])
+def test_ring_ops_tail_on_32_bit_targets(target: str, ptr: int, ring: int, framer: int,
+                                         delay: int, oa: int) -> None:
+    """The persistent bytes of Framer, Delay, Stacker and OverlapAdd on a 32-bit target,
+    from the C layouts (4-byte pointers and size_t): params, the two pointer arrays, one
+    CircularBuffer (3 size_t, 2 int32, a pointer) + two copies of the ring per outer row."""
+    from tinyarena.arena.allocator import allocate_model
+    from tinyarena.model import read_model
+
+    def requested(model: bytes) -> int:
+        read = read_model(model)
+        layout = allocate_model(read, target=target)
+        io = len(read.subgraphs[0].inputs) + len(read.subgraphs[0].outputs)
+        return layout.categories["Persistent buffer data"].requested - io * ptr  # IO arrays
+
+    outer, size, step = 3, 9, 4
+    capacity = (size + step - 1) // step * step
+    assert requested(_framer((outer,), 2, size, step, True)) == \
+        framer + 2 * outer * ptr + outer * (ring + 4 * capacity)
+    assert requested(_delay((outer, 5), 7)) == delay + 2 * outer * ptr + outer * (ring + 4 * 12)
+    assert requested(_stacker(4, 2, 1, 1)) == 36 + ring + 4 * 4 * 4
+    assert requested(_overlap_add("int16", (outer,), 2, 8, 3)) == oa + outer * ptr + outer * 16
