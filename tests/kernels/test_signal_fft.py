@@ -41,7 +41,9 @@ def _samples(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np
 
 
 # lengths: 2**k (radix 4 and 2), 3 * 2**k, 5 * 2**k, 15 (3 and 5), the audio front end's 512
-CASES = [(8, 8), (24, 20), (30, 30), (40, 33), (60, 48), (100, 100), (512, 480)]
+CASES = [(4, 3), (6, 6), (8, 8), (10, 7), (16, 16), (24, 20), (30, 30), (40, 33), (48, 48),
+         (60, 48), (64, 1), (100, 100), (128, 100), (250, 250), (256, 256), (480, 400),
+         (512, 480)]
 
 
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])

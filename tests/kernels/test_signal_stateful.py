@@ -132,7 +132,7 @@ def _irfft(dtype: str, rows: int, fft_length: int, out_len: int) -> bytes:
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
 def test_irfft_matches_tflm(dtype: str) -> None:
     rng = np.random.default_rng(len(dtype))
-    for fft_length in (8, 24, 30, 40, 100, 512):
+    for fft_length in (4, 6, 8, 10, 16, 24, 30, 40, 64, 100, 250, 512):
         model = _irfft(dtype, 2, fft_length, fft_length)
         shape = (2, 2 * (fft_length // 2 + 1))
         if dtype == "float32":
