@@ -16,14 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels.base import Target
 
 READ, WRITE, NONEMPTY, STARTED = range(4)
 STATE_FIELDS = 4
 
 
-def needed_memory(target: object, capacity: int) -> int:
+def needed_memory(target: Target, capacity: int) -> int:
     """CircularBufferGetNeededMemory: the struct and two copies of ``capacity`` int16."""
-    return int(target.sizeof("tflm_signal::CircularBuffer")) + 4 * capacity  # type: ignore
+    return target.sizeof("tflm_signal::CircularBuffer") + 4 * capacity
 
 
 @dataclass

@@ -31,18 +31,18 @@ from typing import Callable, Union
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels.base import Target
 
 Arr = np.ndarray
 
-KINDS = ("int16", "int32", "float32")
 _PI_TWIDDLE = 3.141592653589793238462643383279502884197169399375105820974944
 _PI_SUPER = 3.14159265358979323846264338327
 
 
-def needed_memory(target: object, kind: str, fft_length: int) -> int:
+def needed_memory(target: Target, kind: str, fft_length: int) -> int:
     """kiss_fftr_alloc's ``*lenmem`` for a real FFT of ``fft_length`` (TFLM's GetNeededMemory)."""
     ns = {"int16": "kiss_fft_fixed16", "int32": "kiss_fft_fixed32", "float32": "kiss_fft_float"}
-    sizeof = target.sizeof  # type: ignore[attr-defined]
+    sizeof = target.sizeof
     n = fft_length >> 1
     cpx = sizeof(f"{ns[kind]}::kiss_fft_cpx")
     sub = sizeof(f"{ns[kind]}::kiss_fft_state") + cpx * (n - 1)
