@@ -151,6 +151,52 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataVarHandle": (4, 4),
 }
 
+# TFLM's signal library (signal/micro/kernels, signal/src): custom-op params and the state
+# structs their persistent buffers hold. Without pointers, so the same on every profile:
+_SIGNAL_COMMON: dict[str, tuple[int, int]] = {
+    "TFLMSignalWindowParams": (8, 4),  # int32 shift, input_size
+    "TFLMSignalEnergyParams": (8, 4),  # int32 end_index, start_index
+    "TFLMSignalLogParams": (8, 4),  # int input_correction_bits, output_scale
+    "TfLitePcanParams": (4, 4),  # int snr_shift
+    # kissfft v130 kiss_fft_state: nfft, inverse, factors[64], twiddles[1] (one complex)
+    "kiss_fft_fixed16::kiss_fft_state": (268, 4),
+    "kiss_fft_fixed32::kiss_fft_state": (272, 4),
+    "kiss_fft_float::kiss_fft_state": (272, 4),
+    "kiss_fft_fixed16::kiss_fft_cpx": (4, 2),
+    "kiss_fft_fixed32::kiss_fft_cpx": (8, 4),
+    "kiss_fft_float::kiss_fft_cpx": (8, 4),
+}
+# ... and with pointers (8-byte on x86-64, 4-byte on arm32; the TfLiteType members pad to the
+# same sizes with -fshort-enums).
+_SIGNAL_X64: dict[str, tuple[int, int]] = {
+    "TfLiteAudioFrontendRfftParams": (48, 8),
+    "TfLiteAudioFrontendIrfftParams": (32, 8),
+    "TFLMSignalFilterBankParams": (64, 8),  # FilterbankConfig (5 pointers) + work_area
+    "TFLMSignalSpectralSubtractionParams": (56, 8),
+    "TFLMSignalFramerParams": (40, 8),
+    "TFLMSignalStackerParams": (56, 8),
+    "TFLMSignalFrontendDelayParams": (32, 8),
+    "TFLMSignalOverlapAddParams": (32, 8),
+    "tflm_signal::CircularBuffer": (40, 8),
+    "kiss_fftr_state": (24, 8),
+    "IrfftFloatState": (16, 8),
+    **_SIGNAL_COMMON,
+}
+_SIGNAL_ARM32: dict[str, tuple[int, int]] = {
+    "TfLiteAudioFrontendRfftParams": (32, 4),
+    "TfLiteAudioFrontendIrfftParams": (24, 4),
+    "TFLMSignalFilterBankParams": (36, 4),
+    "TFLMSignalSpectralSubtractionParams": (44, 4),
+    "TFLMSignalFramerParams": (28, 4),
+    "TFLMSignalStackerParams": (36, 4),
+    "TFLMSignalFrontendDelayParams": (20, 4),
+    "TFLMSignalOverlapAddParams": (24, 4),
+    "tflm_signal::CircularBuffer": (24, 4),
+    "kiss_fftr_state": (12, 4),
+    "IrfftFloatState": (8, 4),
+    **_SIGNAL_COMMON,
+}
+
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "void*": (8, 8),
     "size_t": (8, 8),
@@ -188,6 +234,7 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     # The wheel's parser (tflite::micro::ParseFullyConnected) asks for 32 bytes, 8-aligned.
     "TfLiteFullyConnectedParams": (32, 8),
     **_COMMON_OPDATA,
+    **_SIGNAL_X64,
 }
 
 _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
@@ -222,6 +269,7 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     **_COMMON_BUILTIN,
     **_ENUM_BUILTIN_INT,
     **_COMMON_OPDATA,
+    **_SIGNAL_ARM32,
 }
 
 _ARM32_SHORT_ENUMS: dict[str, tuple[int, int]] = {

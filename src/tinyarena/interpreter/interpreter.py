@@ -429,7 +429,8 @@ class Interpreter:
         evals = tuple(tuple(_eval_fn(reg) for reg in regs) for regs in registrations)
         graph = Graph(model=self._model, target=get_target(self._target_name),
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
-                      workspaces=workspaces, resources=tuple(r for r, _ in resources))
+                      workspaces=workspaces, resources=tuple(r for r, _ in resources),
+                      resets=tuple(tuple(reg.reset for reg in regs) for regs in registrations))
         variables = tuple(
             (view, _reset_value(t))
             for sg in self._model.subgraphs for t in sg.tensors
@@ -464,12 +465,13 @@ class Interpreter:
 
     def reset(self) -> None:
         """MicroInterpreter::Reset: variable tensors and resource variables back to their
-        initial value (zero, or the zero point of int8 tensors)."""
+        initial value (zero, or the zero point of int8 tensors), and every kernel's reset."""
         alloc = self._allocated()
         for view, value in alloc.variables:
             view.fill(value & 0xFF)
         for view, value in alloc.resources:
             view.fill(value & 0xFF)
+        alloc.graph.reset_kernels()
 
     # -- TFLM-style I/O --------------------------------------------------------------------------
     def input(self, index: int) -> np.ndarray:

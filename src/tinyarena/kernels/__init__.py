@@ -66,6 +66,21 @@ MODULES: dict[str, str] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "unidirectional_sequence_lstm",
     "VAR_HANDLE": "var_handle",
     "WHILE": "while_",
+    # TFLM's signal library: custom ops, keyed by their custom code (kernels/signal/)
+    "SignalDelay": "signal.delay",
+    "SignalEnergy": "signal.energy",
+    "SignalFftAutoScale": "signal.fft_auto_scale",
+    "SignalFilterBank": "signal.filter_bank",
+    "SignalFilterBankLog": "signal.filter_bank_log",
+    "SignalFilterBankSpectralSubtraction": "signal.filter_bank_spectral_subtraction",
+    "SignalFilterBankSquareRoot": "signal.filter_bank_square_root",
+    "SignalFramer": "signal.framer",
+    "SignalIrfft": "signal.irfft",
+    "SignalOverlapAdd": "signal.overlap_add",
+    "SignalPCAN": "signal.pcan",
+    "SignalRfft": "signal.rfft",
+    "SignalStacker": "signal.stacker",
+    "SignalWindow": "signal.window",
 }
 
 
