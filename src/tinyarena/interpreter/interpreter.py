@@ -452,6 +452,8 @@ class Interpreter:
 
     def _view(self, tensor_index: int) -> np.ndarray:
         view = self._allocated().views[0].arrays[tensor_index]
+        if view is None and self._tensor(tensor_index).element_count == 0:
+            return np.empty(self._tensor(tensor_index).shape, _dtype(self._tensor(tensor_index)))
         if view is None:
             raise InterpreterError(f"tensor {tensor_index} has no storage in the arena")
         return view
