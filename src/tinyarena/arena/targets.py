@@ -149,6 +149,11 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataComparison": (32, 4),
     "OpDataAbsRsqrt": (28, 4),  # elementwise.cc: 4 int32, bool, int-based enum, TfLiteType
     "OpDataVarHandle": (4, 4),
+    # ops-a (issue 8)
+    "OpDataMirrorPad": (20, 4),  # mirror_pad.cc: five ints
+    "OpDataSelect": (1, 1),  # select.cc: one bool
+    "OpDataCumSum": (36, 4),  # cumsum.cc: nine int32, allocated in Prepare for int8 only
+    "SpaceToBatchParams": (4, 4),  # types.h: one int32 output_offset
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {
