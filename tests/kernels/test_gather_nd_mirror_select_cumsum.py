@@ -71,3 +71,11 @@ def test_cumsum(dtype: str, exclusive: bool, reverse: bool, shape: tuple[int, ..
     if dtype == "float32":
         data.reshape(-1)[:2] = -0.0
     check_op(model, [data])
+
+
+def test_cumsum_special_floats_quietly() -> None:
+    data = np.array([[3e38, 3e38, -np.inf, 1.0], [np.nan, 1.0, -0.0, 2.0],
+                     [np.inf, -np.inf, 5.0, -0.0]], np.float32)
+    model, _ = one_op("CUMSUM", [("x", (data.shape, "float32")), ("a", np.array(1, np.int32))],
+                      [(data.shape, "float32")])
+    check_op(model, [data])

@@ -103,7 +103,8 @@ def eval_(ctx: EvalContext, op: Operator, data: CumsumData) -> None:
         lanes = lanes[:, ::-1, :]
     if source.dtype == np.float32:
         # Sequential float32 adds from +0.0 (adding +0.0 turns numpy's leading -0.0 into +0.0)
-        running = np.cumsum(lanes, axis=1, dtype=np.float32) + np.float32(0.0)
+        with np.errstate(all="ignore"):  # overflow to inf, inf - inf: as TFLM, silently
+            running = np.cumsum(lanes, axis=1, dtype=np.float32) + np.float32(0.0)
         if options.exclusive:
             running = np.concatenate([np.zeros_like(running[:, :1]), running[:, :-1]], axis=1)
         result = running
