@@ -250,11 +250,16 @@ def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver:
 
 def _registrations(model: Model, resolver: Resolver) -> dict[tuple[int, int], Registration]:
     """GetRegistrationFromOpCode for every node; unknown ops fail before anything is sized."""
-    return {
-        (sg.index, op.index): resolver.registration(op.name)
-        for sg in model.subgraphs
-        for op in sg.operators
-    }
+    found = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            try:
+                found[(sg.index, op.index)] = resolver.registration(op.name)
+            except UnsupportedOpError as exc:  # say where the op sits in the model
+                raise UnsupportedOpError(
+                    f"{op.name} (operator {op.index} of subgraph {sg.index}): {exc}",
+                    op_name=op.name, op_index=op.index, subgraph_index=sg.index) from None
+    return found
 
 
 def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver) -> None:

@@ -282,8 +282,9 @@ class Interpreter:
                 if reg.eval is None:
                     raise UnsupportedOpError(
                         f"{op.name} (operator {op.index} of subgraph {sg.index}) has no eval "
-                        f"kernel in tinyarena yet (its arena size is known: use "
-                        f"tinyarena.allocate_model for sizing)",
+                        f"kernel in tinyarena yet, so the model cannot run here; its arena "
+                        f"size is exact all the same: use `tinyarena size` / `plan` / "
+                        f"`optimize` (tinyarena.allocate_model)",
                         op_name=op.name, op_index=op.index, subgraph_index=sg.index)
         return registrations
 

@@ -102,15 +102,17 @@ MODULES: dict[str, str] = {
 
 def registration(op_name: str) -> Registration:
     """The kernel for ``op_name``; raises UnsupportedOpError when tinyarena has none."""
+    from tinyarena.kernels.catalog import unsupported_op_message
+
     module_name = MODULES.get(op_name)
     if module_name is None:
-        raise UnsupportedOpError(f"no kernel for operator {op_name}", op_name=op_name)
+        raise UnsupportedOpError(unsupported_op_message(op_name), op_name=op_name)
     try:
         module = importlib.import_module(f"tinyarena.kernels.{module_name}")
     except ModuleNotFoundError as exc:
         if exc.name != f"tinyarena.kernels.{module_name}":
             raise
-        raise UnsupportedOpError(f"no kernel for operator {op_name} yet", op_name=op_name) from None
+        raise UnsupportedOpError(unsupported_op_message(op_name), op_name=op_name) from None
     registrations = getattr(module, "REGISTRATIONS", None)
     if registrations is not None:  # one module serving several ops (pooling, activations)
         return registrations[op_name]
