@@ -16,6 +16,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from tinyarena.cli_common import add_target_argument
+from tinyarena.cli_ops import add_ops_parser
 from tinyarena.errors import TinyArenaError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
@@ -147,7 +148,8 @@ def _cmd_optimize(sub: Any) -> None:
     p.set_defaults(handler=_run_optimize)
 
 
-COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize)
+COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
+                                   add_ops_parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
