@@ -380,8 +380,23 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
             if reg.prepare is not None:
                 with _foreign_errors_named(op, sg.index, "prepare"):
                     run.op_data[(sg.index, op.index)] = reg.prepare(ctx, op)
+            _check_dynamic_tensors(sg.tensors, op, sg.index)
             ctx.finish()
             _resize_request_array(run)
+
+
+def _check_dynamic_tensors(tensors: tuple[Tensor, ...], op: Operator, subgraph: int) -> None:
+    """CheckDynamicTensors, after each Prepare: an output with a dimension <= 0 (a legacy [0]
+    scalar aside) is refused, so TFLM never runs a zero-sized output."""
+    for index in op.outputs:
+        if index < 0:
+            continue
+        shape = tuple(tensors[index].shape)
+        if shape != (0,) and any(d <= 0 for d in shape):
+            raise KernelError(
+                f"Op#{op.index} ({op.name}) of subgraph {subgraph} has dynamic tensor #{index} "
+                f"(shape {shape}): Dynamic tensors are not supported by TFLM; give every "
+                f"output dimension a positive size")
 
 
 def _finish_model_allocation(run: _Run) -> None:

@@ -453,8 +453,6 @@ class Interpreter:
 
     def _view(self, tensor_index: int) -> np.ndarray:
         view = self._allocated().views[0].arrays[tensor_index]
-        if view is None and self._tensor(tensor_index).element_count == 0:
-            return np.empty(self._tensor(tensor_index).shape, _dtype(self._tensor(tensor_index)))
         if view is None:
             raise InterpreterError(f"tensor {tensor_index} has no storage in the arena")
         return view
@@ -523,6 +521,9 @@ def _subgraph_views(arena: np.ndarray, sg: Subgraph,
             typed, raw = _tensor_view(arena, int(offset), t)
             arrays.append(typed)
             byte_views.append(raw)
+        elif t.element_count == 0 and t.type in NUMPY_DTYPES:  # nothing to plan, still an array
+            arrays.append(np.empty(t.shape, NUMPY_DTYPES[t.type]))
+            byte_views.append(np.empty(0, np.uint8))
         else:
             arrays.append(None)
             byte_views.append(None)

@@ -136,7 +136,8 @@ def _reduced_rows(source: np.ndarray, axis_values: np.ndarray, name: str) -> np.
     kept = [d for d in range(rank) if d not in reduced]
     moved = np.transpose(source, kept + reduced)
     count = int(np.prod([source.shape[d] for d in reduced], dtype=np.int64))
-    return moved.reshape(-1, count) if count else moved.reshape(-1, 0)
+    outputs = int(np.prod([source.shape[d] for d in kept], dtype=np.int64))
+    return moved.reshape(outputs, count)
 
 
 def _signed_zero_of_first(rows: np.ndarray, result: np.ndarray) -> np.ndarray:
