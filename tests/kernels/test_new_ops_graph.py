@@ -1,0 +1,85 @@
+"""The new data-movement ops chained in one graph (planner lifetimes, several outputs), against
+the wheel; and every one-op model of them sized on every target profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from op_sweep import check_op
+from tinyarena.arena.allocator import allocate_model
+from tinyarena.arena.targets import PROFILES
+from tinyarena.builder import ModelBuilder
+from tinyarena.model import read_model
+
+Q = {"scale": 0.05, "zero_point": -2}
+
+
+def _graph() -> bytes:
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 8, 8, 4), "int8", **Q)
+    i32 = lambda name, v: b.add_constant(name, np.array(v, np.int32))  # noqa: E731
+    a = b.add_tensor("a", (1, 8, 8, 1), "int8", **Q)
+    c = b.add_tensor("c", (1, 8, 8, 3), "int8", **Q)
+    b.add_operator("SPLIT_V", [x, i32("sizes", [1, 3]), i32("axis", [3])], [a, c], num_splits=2)
+    big = b.add_tensor("big", (1, 16, 16, 3), "int8", **Q)
+    b.add_operator("RESIZE_NEAREST_NEIGHBOR", [c, i32("hw", [16, 16])], [big],
+                   half_pixel_centers=True)
+    peak = b.add_tensor("peak", (1, 1, 1, 3), "int8", **Q)
+    b.add_operator("REDUCE_MAX", [big, i32("r", [1, -2])], [peak], keep_dims=True)
+    deep = b.add_tensor("deep", (1, 4, 4, 4), "int8", **Q)
+    b.add_operator("SPACE_TO_DEPTH", [a], [deep], block_size=2)
+    picked = b.add_tensor("picked", (1, 4, 4, 2), "int8", **Q)
+    b.add_operator("GATHER", [deep, i32("g", [3, 0])], [picked], axis=3)
+    padded = b.add_tensor("padded", (1, 6, 7, 2), "int8", **Q)
+    b.add_operator("MIRROR_PAD", [picked, i32("p", [[0, 0], [1, 1], [2, 1], [0, 0]])], [padded],
+                   mode="SYMMETRIC")
+    rows = [b.add_tensor(f"row{i}", (1, 7, 2), "int8", **Q) for i in range(6)]
+    b.add_operator("UNPACK", [padded], rows, num=6, axis=1)
+    stacked = b.add_tensor("stacked", (1, 7, 2, 3), "int8", **Q)
+    b.add_operator("PACK", [rows[0], rows[5], rows[2]], [stacked], values_count=3, axis=-1)
+    part = b.add_tensor("part", (1, 3, 2, 2), "int8", **Q)
+    b.add_operator("SLICE", [stacked, i32("b0", [0, 2, 0, 1]), i32("s0", [-1, 3, -1, 2])],
+                   [part])
+    shape = b.add_tensor("shape", (4,), "int32")
+    b.add_operator("SHAPE", [part], [shape], out_type="INT32")
+    wide = b.add_tensor("wide", (1, 3, 2, 2), "float32")
+    b.add_operator("CAST", [part], [wide])
+    for t in (peak, part, shape, wide):
+        b.mark_output(t)
+    return b.build()
+
+
+@pytest.mark.oracle
+def test_graph_of_new_ops_matches_the_wheel() -> None:
+    data = np.random.default_rng(31).integers(-128, 128, size=(1, 8, 8, 4)).astype(np.int8)
+    check_op(_graph(), [data])
+
+
+def test_every_target_sizes_the_graph() -> None:
+    model = read_model(_graph())
+    sizes = {name: allocate_model(model, target=name) for name in PROFILES}
+    assert sizes["arm32"].tail < sizes["host-x64"].tail  # 4-byte pointers, smaller structs
+    assert sizes["arm32-short-enums"].tail <= sizes["arm32"].tail
+    assert len({s.head for s in sizes.values()}) == 1  # the plan does not depend on the ABI
+
+
+def test_every_profile_knows_the_new_structs() -> None:
+    from tinyarena.kernels import MODULES, registration
+
+    structs = {"OpDataMirrorPad", "OpDataSelect", "OpDataCumSum", "SpaceToBatchParams",
+               "OpDataEmbeddingLookup", "OpDataReduce"}
+    structs |= {registration(n).builtin_data for n in MODULES
+                if n in _NEW and registration(n).builtin_data}
+    missing = {(p.name, s) for p in PROFILES.values() for s in structs if not p.has(s)}
+    assert missing == set()
+    assert PROFILES["arm32"].sizeof("OpDataEmbeddingLookup") == 8  # float + 32-bit size_t
+    assert PROFILES["arm32-short-enums"].sizeof("TfLiteShapeParams") == 1  # one enum
+
+
+_NEW = {"ARG_MAX", "ARG_MIN", "BATCH_TO_SPACE_ND", "BROADCAST_ARGS", "BROADCAST_TO", "CAST",
+        "CUMSUM", "DEPTH_TO_SPACE", "DYNAMIC_UPDATE_SLICE", "EMBEDDING_LOOKUP", "FILL", "GATHER",
+        "GATHER_ND", "MIRROR_PAD", "PACK", "REDUCE_ALL", "REDUCE_MAX", "REDUCE_MIN",
+        "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2", "SELECT_V2", "SHAPE",
+        "SLICE", "SPACE_TO_BATCH_ND", "SPACE_TO_DEPTH", "SPLIT", "SPLIT_V", "UNPACK",
+        "ZEROS_LIKE"}
