@@ -83,3 +83,27 @@ _NEW = {"ARG_MAX", "ARG_MIN", "BATCH_TO_SPACE_ND", "BROADCAST_ARGS", "BROADCAST_
         "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2", "SELECT_V2", "SHAPE",
         "SLICE", "SPACE_TO_BATCH_ND", "SPACE_TO_DEPTH", "SPLIT", "SPLIT_V", "UNPACK",
         "ZEROS_LIKE"}
+
+
+@pytest.mark.oracle
+def test_dynamic_reshape_pattern_matches_the_wheel() -> None:
+    """What the converter emits for ``tf.reshape(x, [tf.shape(x)[0], -1])``: SHAPE ->
+    STRIDED_SLICE (shrink to a scalar) -> PACK with a constant -> RESHAPE by that tensor."""
+    b = ModelBuilder()
+    x = b.add_input("x", (2, 4, 3), "float32")
+    shape = b.add_tensor("shape", (3,), "int32")
+    b.add_operator("SHAPE", [x], [shape], out_type="INT32")
+    batch = b.add_tensor("batch", (), "int32")
+    one = b.add_constant("one", np.array([1], np.int32))
+    b.add_operator("STRIDED_SLICE", [shape, b.add_constant("zero", np.array([0], np.int32)),
+                                     one, one], [batch], shrink_axis_mask=1)
+    new_shape = b.add_tensor("new_shape", (2,), "int32")
+    b.add_operator("PACK", [batch, b.add_constant("rest", np.array(-1, np.int32))], [new_shape],
+                   values_count=2, axis=0)
+    y = b.add_tensor("y", (2, 12), "float32")
+    b.add_operator("RESHAPE", [x, new_shape], [y])
+    b.mark_output(y)
+    b.mark_output(new_shape)
+    data = np.random.default_rng(3).standard_normal((2, 4, 3)).astype(np.float32)
+    out = check_op(b.build(), [data])
+    assert out[1].tolist() == [2, -1]
