@@ -33,7 +33,6 @@ _PENDING_MERGE = frozenset({
     "SignalFilterBankLog", "SignalFilterBankSpectralSubtraction", "SignalFilterBankSquareRoot",
     "SignalFramer", "SignalIrfft", "SignalOverlapAdd", "SignalPCAN", "SignalRfft",
     "SignalStacker", "SignalWindow",
-    "TFLM_DECODE",  # the compression decoder: nobody's yet
 })
 
 

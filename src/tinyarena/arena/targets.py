@@ -185,6 +185,10 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "OpDataConcatenation": (80, 8),
     "OpDataAssignVariable": (4, 4),
     "OpDataEmbeddingLookup": (16, 8),  # embedding_lookup.cc: float + size_t (ops-a)
+    # decode_state*.h: vtable, context and profiler pointers, then the fields (ops-a)
+    "DecodeStateLut": (72, 8),
+    "DecodeStatePrune": (80, 8),
+    "DecodeStateHuffman": (56, 8),
     # Builtin structs that contain pointers.
     "TfLiteVarHandleParams": (16, 8),
     **_COMMON_BUILTIN,
@@ -221,6 +225,9 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     "OpDataTransposeConv": (72, 4),
     "OpDataConcatenation": (24, 4),
     "OpDataEmbeddingLookup": (8, 4),  # embedding_lookup.cc: float + size_t (ops-a)
+    "DecodeStateLut": (36, 4),
+    "DecodeStatePrune": (40, 4),
+    "DecodeStateHuffman": (28, 4),
     "TfLiteVarHandleParams": (8, 4),
     **_COMMON_BUILTIN,
     **_ENUM_BUILTIN_INT,

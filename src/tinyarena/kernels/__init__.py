@@ -95,6 +95,7 @@ MODULES: dict[str, str] = {
     "SPACE_TO_DEPTH": "space_to_depth",
     "SPLIT": "split",
     "SPLIT_V": "split",
+    "TFLM_DECODE": "decode",
     "UNPACK": "unpack",
     "ZEROS_LIKE": "zeros_like",
 }
