@@ -98,3 +98,45 @@ def test_prune(dtype: str, channels: int, axis: int, zero_points: tuple[int, ...
     x = (rng.standard_normal(shape).astype(np.float32) if dtype == "float32"
          else rng.integers(-100, 100, size=shape).astype(dtype))
     check_op(model, [x])
+
+
+def _huffman_case(table32: bool, dtype: str, seed: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A prefix code A='0', B='10', C='110', D='1110', E='1111' as a two-bit first table with
+    put-back (A: of the 2 bits read, 1 is used), a subtable (C) and a third level (D, E); a
+    leaf's count field is the number of bits of its last lookup that belong to the code."""
+    found, shift = (0x80000000, 27) if table32 else (0x8000, 11)
+    mask = (1 << (16 if dtype == "int16" else 8)) - 1
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(np.dtype(dtype))
+    syms = rng.integers(info.min, info.max, size=5, endpoint=True)
+
+    def leaf(symbol: int, residual: int) -> int:
+        return found | (residual << shift) | (int(symbol) & mask)
+
+    def link(extra_bits: int, jump: int) -> int:
+        return ((extra_bits - 1) << shift) | jump
+
+    table = [leaf(syms[0], 1), leaf(syms[0], 1), leaf(syms[1], 2),
+             link(1, 1),                            # '11' -> entry 3 + 1 + next bit
+             leaf(syms[2], 1),                      # 4: '110' (the 1 bit read is used)
+             link(1, 1),                            # 5: '111' -> 5 + 1 + next bit
+             leaf(syms[3], 1), leaf(syms[4], 1)]    # 6, 7: '1110', '1111'
+    codes = ["0", "10", "110", "1110", "1111"]
+    picks = rng.integers(0, 5, size=37)
+    stream = "".join(codes[k] for k in picks)
+    packed = np.packbits(np.array([int(c) for c in stream], np.uint8))
+    packed = np.concatenate([packed, np.zeros(-packed.size % 4 + 4, np.uint8)])
+    header = _header(1, (1 << 4) | int(table32))  # initial table of 2 bits (log2 - 1 = 1)
+    entries = np.array(table, np.uint32 if table32 else np.uint16)
+    return packed, np.concatenate([header, entries.view(np.uint8)]), syms[picks].astype(dtype)
+
+
+@pytest.mark.parametrize("table32,dtype", [(False, "int8"), (True, "int8"), (True, "int16")])
+def test_huffman(table32: bool, dtype: str) -> None:
+    encoded, ancillary, expected = _huffman_case(table32, dtype, 5)
+    shape = expected.shape
+    model = _model(encoded, ancillary, shape, dtype, {"scale": 0.1, "zero_point": 0})
+    x = np.full(shape, np.iinfo(np.dtype(dtype)).min, dtype)
+    decoded = check_op(model, [x])[0]
+    assert np.array_equal(decoded, expected)  # the hand-made table means what it should

@@ -142,7 +142,7 @@ WHEEL_OPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "SignalRfft": (_F, _I16, _I32),
     "SignalStacker": (_I16,),
     "SignalWindow": (_I16,),
-    "TFLM_DECODE": (_ANY,),
+    "TFLM_DECODE": (_B, _F, _I8, _I16, _I32, _I64),
     "TFLite_Detection_PostProcess": (_F,),
 })
 

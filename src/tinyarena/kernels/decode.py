@@ -28,7 +28,6 @@ from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, re
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
 HEADER_BYTES = 16  # DecodeState::kDcmSizeInBytes
-HUFFMAN_NOT_PORTED = -2  # workspace handle marking an output whose decoder is not ported
 LUT, HUFFMAN, PRUNE = 0, 1, 2
 _STATE_STRUCT = {LUT: "DecodeStateLut", HUFFMAN: "DecodeStateHuffman",
                  PRUNE: "DecodeStatePrune"}
@@ -130,6 +129,106 @@ def decode_prune(encoded: np.ndarray, ancillary: np.ndarray, out: Tensor) -> np.
     return result.view(_storage_dtype(out)).reshape(out.shape)
 
 
+@dataclass(frozen=True)
+class HuffmanEntry:
+    """The bit fields of one Huffman table entry (16- or 32-bit tables)."""
+
+    found_mask: int  # set: the entry is a symbol
+    count_mask: int  # symbol: bits of the last lookup it uses; link: bits to read next - 1
+    count_shift: int
+    value_mask: int  # symbol value, or the offset of the next table
+    dtype: np.dtype
+
+
+_HUFFMAN_FIELDS = {
+    False: HuffmanEntry(0x8000, 0x7800, 11, 0x07FF, np.dtype("<u2")),
+    True: HuffmanEntry(0x80000000, 0x78000000, 27, 0x07FFFFFF, np.dtype("<u4")),
+}
+_MAX_TABLE_LEVELS = 32  # more lookups than bits in a word: a malformed (cyclic) table
+
+
+def _bit_windows(bits: np.ndarray) -> np.ndarray:
+    """For every bit position p, the 32 bits starting at p as one integer (MSB = bit p)."""
+    padded = np.concatenate([bits.astype(np.uint64), np.zeros(64, np.uint64)])
+    n = bits.size + 32
+    windows = np.zeros(n, np.uint64)
+    for j in range(32):
+        windows |= padded[j:j + n] << np.uint64(31 - j)
+    return windows
+
+
+def _huffman_steps(bits: np.ndarray, table: np.ndarray, initial_bits: int,
+                   fields: HuffmanEntry) -> tuple[np.ndarray, np.ndarray]:
+    """The symbol decoded from every start position, and where the next symbol starts
+    (DecompressToBufferWith16/32BitTable, for all positions at once)."""
+    found_mask, count_mask = fields.found_mask, fields.count_mask
+    count_shift, value_mask = fields.count_shift, fields.value_mask
+    windows = _bit_windows(bits)
+    starts = np.arange(bits.size + 1, dtype=np.int64)
+    limit = windows.size - 1
+
+    def take(pos: np.ndarray, k: np.ndarray) -> np.ndarray:
+        w = windows[np.minimum(pos, limit)]
+        return (w >> (np.uint64(32) - k.astype(np.uint64))).astype(np.int64)
+
+    used = np.full(starts.size, initial_bits, np.int64)
+    offset = take(starts, used)
+    pos = starts + used
+    bad = offset >= table.size
+    value = table[np.where(bad, 0, offset)].astype(np.int64)
+    for _ in range(_MAX_TABLE_LEVELS):
+        walking = ((value & found_mask) == 0) & ~bad
+        if not walking.any():
+            break
+        k = ((value[walking] & count_mask) >> count_shift) + 1
+        index = take(pos[walking], k)
+        pos[walking] += k
+        used[walking] = k
+        offset[walking] += (value[walking] & value_mask) + index
+        now_bad = offset >= table.size
+        bad |= now_bad
+        value[walking] = table[np.where(now_bad[walking], 0, offset[walking])]
+    bad |= (value & found_mask) == 0
+    residual = (value & count_mask) >> count_shift
+    following = pos - np.where(used > residual, used - residual, 0)
+    following = np.clip(following, 0, bits.size)  # the end absorbs
+    return np.where(bad, -1, value), np.where(bad, bits.size, following)
+
+
+def decode_huffman(encoded: np.ndarray, ancillary: np.ndarray, out: Tensor) -> np.ndarray:
+    """DecodeStateHuffman: table-driven prefix codes over a big-endian 32-bit word stream
+    (which is the bytes in memory order, most significant bit first)."""
+    if ancillary[4] != 1:
+        raise KernelError(f"TFLM_DECODE: unsupported Huffman version {ancillary[4]}")
+    table32 = bool(ancillary[5] & 0x01)
+    initial_bits = ((int(ancillary[5]) & 0xF0) >> 4) + 1
+    fields = _HUFFMAN_FIELDS[table32]
+    raw = ancillary[HEADER_BYTES:]
+    size = fields.dtype.itemsize
+    table = raw[:raw.size // size * size].view(fields.dtype)
+    count = out.element_count
+    data = np.ascontiguousarray(encoded).reshape(-1).view(np.uint8)
+    words = np.concatenate([data, np.zeros(-data.size % 4, np.uint8)])  # whole uint32 reads
+    symbols, following = _huffman_steps(_bits(words), table, initial_bits, fields)
+    # Position of symbol i = following applied i times to 0: doubling (jump tables) instead of
+    # a loop per symbol.
+    position = np.zeros(count, np.int64)
+    jump = following
+    step = np.arange(count, dtype=np.int64)
+    bit = 0
+    while (1 << bit) < max(count, 1):
+        chosen = ((step >> bit) & 1).astype(bool)
+        position[chosen] = jump[position[chosen]]
+        jump = jump[jump]
+        bit += 1
+    picked = symbols[position]
+    if np.any(picked < 0):
+        raise KernelError("TFLM_DECODE: the Huffman stream does not decode with its table")
+    dtype = _storage_dtype(out)
+    return (picked & ((1 << (8 * dtype.itemsize)) - 1)).astype(np.uint64).astype(
+        dtype.str.replace("i", "u")).view(dtype).reshape(out.shape)
+
+
 def _state_struct(kind: int) -> str:
     struct = _STATE_STRUCT.get(kind)
     if struct is None:
@@ -175,8 +274,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> DecodeData:
             if out.type not in (TensorType.INT8, TensorType.INT16):
                 raise KernelError(f"TFLM_DECODE: Huffman decoding of {out.type.name} is not "
                                   f"supported by TFLM")
-            handles.append(HUFFMAN_NOT_PORTED)
-            continue
+            values = decode_huffman(encoded.data, ancillary, out)
         dtype = _storage_dtype(out)
         flat = np.ascontiguousarray(values.reshape(-1).view(dtype))
         handles.append(ctx.request_workspace(flat.shape, dtype, initial=flat)
@@ -186,10 +284,6 @@ def prepare(ctx: PrepareContext, op: Operator) -> DecodeData:
 
 def eval_(ctx: EvalContext, op: Operator, data: DecodeData) -> None:
     for k, handle in enumerate(data.workspaces):
-        if handle == HUFFMAN_NOT_PORTED:
-            raise KernelError("TFLM_DECODE: Huffman-coded tensors are sized exactly but not "
-                              "decoded by tinyarena yet, so this model cannot run here; "
-                              "`tinyarena size`, `plan` and `optimize` still work")
         if handle < 0:
             continue
         out = ctx.tensor_data(op.outputs[k])
