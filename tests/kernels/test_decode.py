@@ -140,3 +140,23 @@ def test_huffman(table32: bool, dtype: str) -> None:
     x = np.full(shape, np.iinfo(np.dtype(dtype)).min, dtype)
     decoded = check_op(model, [x])[0]
     assert np.array_equal(decoded, expected)  # the hand-made table means what it should
+
+
+def test_a_bad_stream_still_sizes_and_fails_at_invoke() -> None:
+    """TFLM's Prepare never decodes: a LUT whose indices point past its table sizes like the
+    wheel (which then decodes garbage); tinyarena refuses to run it."""
+    from tinyarena.errors import KernelError
+    from tinyarena.interpreter import Interpreter
+    from tinyarena.model import read_model
+    from op_sweep import assert_arena_matches, wheel_run
+
+    indices = np.full(12, 7)  # 3-bit indices, but a table of 4 entries
+    ancillary = np.concatenate([_header(0, 3, 4), np.arange(4, dtype=np.int8).view(np.uint8)])
+    model = _model(_pack_bits(indices, 3), ancillary, (12,), "int8", {"scale": 0.1,
+                                                                      "zero_point": 0})
+    _, report = wheel_run(model, [np.zeros(12, np.int8)])
+    assert_arena_matches(model, report)
+    interpreter = Interpreter(read_model(model))
+    interpreter.allocate_tensors()
+    with pytest.raises(KernelError, match="past the value table"):
+        interpreter.invoke()

@@ -37,9 +37,12 @@ _VALUE_TYPES = (TensorType.BOOL, TensorType.FLOAT32, TensorType.INT8, TensorType
 
 @dataclass(frozen=True)
 class DecodeData:
-    """Workspace handle of each output's decoded values (-1: nothing to copy)."""
+    """Workspace handle of each output's decoded values (-1: nothing to copy), and why an
+    output could not be decoded (raised at eval: TFLM's Prepare never decodes, so a bad
+    stream must not stop the arena from being sized)."""
 
     workspaces: tuple[int, ...]
+    errors: tuple[str, ...]
 
 
 def _channels(out: Tensor) -> tuple[int, bool, np.ndarray]:
@@ -197,7 +200,9 @@ def _huffman_steps(bits: np.ndarray, table: np.ndarray, initial_bits: int,
 
 def decode_huffman(encoded: np.ndarray, ancillary: np.ndarray, out: Tensor) -> np.ndarray:
     """DecodeStateHuffman: table-driven prefix codes over a big-endian 32-bit word stream
-    (which is the bytes in memory order, most significant bit first)."""
+    (which is the bytes in memory order, most significant bit first); int8 or int16."""
+    if out.type not in (TensorType.INT8, TensorType.INT16):
+        raise KernelError(f"TFLM_DECODE: unsupported tensor type {out.type.name}")
     if ancillary[4] != 1:
         raise KernelError(f"TFLM_DECODE: unsupported Huffman version {ancillary[4]}")
     table32 = bool(ancillary[5] & 0x01)
@@ -243,6 +248,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> DecodeData:
         raise KernelError("TFLM_DECODE takes two inputs (encoded, ancillary) per output")
     ctx.allocate_persistent(n_out * ctx.target.sizeof("void*"))
     handles = []
+    errors = []
     for k in range(n_out):
         ctx.allocate_temp_tensor(op.inputs[2 * k])
         ctx.allocate_temp_tensor(op.inputs[2 * k + 1])
@@ -259,31 +265,34 @@ def prepare(ctx: PrepareContext, op: Operator) -> DecodeData:
         ctx.allocate_persistent(ctx.target.sizeof(_state_struct(kind)))
         if out.type not in _VALUE_TYPES:
             raise KernelError(f"TFLM_DECODE: unsupported tensor type {out.type.name}")
-        if kind == LUT:
-            values = decode_lut(encoded.data, ancillary, out)
-        elif kind == PRUNE:
+        if kind == PRUNE:
             channels, _, zero_points = _channels(out)
             if channels > 1 and np.any(zero_points[:channels] != 0) \
                     and out.type == TensorType.INT8:
                 ctx.allocate_persistent(channels)  # zero_points_ copy
-            values = decode_prune(encoded.data, ancillary, out)
-        else:
+        if kind == HUFFMAN:
             table32 = bool(ancillary[5] & 0x01)
             if not table32 and out.type != TensorType.INT8:
                 raise KernelError("TFLM_DECODE: a 16-bit Huffman table decodes int8 only")
-            if out.type not in (TensorType.INT8, TensorType.INT16):
-                raise KernelError(f"TFLM_DECODE: Huffman decoding of {out.type.name} is not "
-                                  f"supported by TFLM")
-            values = decode_huffman(encoded.data, ancillary, out)
+        decoder = {LUT: decode_lut, PRUNE: decode_prune, HUFFMAN: decode_huffman}[kind]
+        try:
+            values = decoder(encoded.data, ancillary, out)
+        except KernelError as exc:
+            handles.append(-1)
+            errors.append(str(exc))
+            continue
         dtype = _storage_dtype(out)
         flat = np.ascontiguousarray(values.reshape(-1).view(dtype))
         handles.append(ctx.request_workspace(flat.shape, dtype, initial=flat)
                        if flat.size else -1)
-    return DecodeData(tuple(handles))
+        errors.append("")
+    return DecodeData(tuple(handles), tuple(errors))
 
 
 def eval_(ctx: EvalContext, op: Operator, data: DecodeData) -> None:
-    for k, handle in enumerate(data.workspaces):
+    for k, (handle, error) in enumerate(zip(data.workspaces, data.errors)):
+        if error:
+            raise KernelError(f"{error} (output {k}); the arena is sized all the same")
         if handle < 0:
             continue
         out = ctx.tensor_data(op.outputs[k])
