@@ -68,10 +68,12 @@ def eval_(ctx: EvalContext, op: Operator, data: SplitData) -> None:
     outer = int(np.prod(source.shape[:axis], dtype=np.int64))
     inner = int(np.prod(source.shape[axis + 1:], dtype=np.int64))
     outputs = [ctx.tensor_data(i) for i in op.outputs]
+    if any(o.ndim != rank for o in outputs):
+        raise KernelError(f"{op.name}: every output needs the input's rank {rank}")
     if op.name == "SPLIT":  # SplitImpl sizes every slab from output 0
-        widths = [outputs[0].shape[axis] if outputs[0].ndim > axis else 1] * len(outputs)
+        widths = [outputs[0].shape[axis]] * len(outputs)
     else:
-        widths = [o.shape[axis] if o.ndim > axis else 1 for o in outputs]
+        widths = [o.shape[axis] for o in outputs]
     if sum(widths) * outer * inner > source.size or any(
             o.size != outer * w * inner for o, w in zip(outputs, widths)):
         raise KernelError(f"{op.name}: the output shapes do not split the input along axis "
