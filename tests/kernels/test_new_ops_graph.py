@@ -107,3 +107,25 @@ def test_dynamic_reshape_pattern_matches_the_wheel() -> None:
     data = np.random.default_rng(3).standard_normal((2, 4, 3)).astype(np.float32)
     out = check_op(b.build(), [data])
     assert out[1].tolist() == [2, -1]
+
+
+@pytest.mark.oracle
+def test_optimizer_handles_the_new_ops() -> None:
+    """optimize needs only allocation behaviour: the rewritten model runs unchanged in the
+    wheel, in the head tinyarena predicted, and tinyarena runs it identically."""
+    from tflm_oracle import tflm_allocations, tflm_run
+    from tinyarena.interpreter import Interpreter
+    from tinyarena.optimize import optimize_model
+
+    model = _graph()
+    result = optimize_model(model, time_budget_s=0.2)
+    optimized = bytes(result.model)
+    data = np.random.default_rng(31).integers(-128, 128, size=(1, 8, 8, 4)).astype(np.int8)
+    want = tflm_run(model, [data])
+    assert all(np.array_equal(a, b) for a, b in zip(want, tflm_run(optimized, [data])))
+    assert tflm_allocations(optimized).head == result.after.head <= result.before.head
+    ip = Interpreter(read_model(optimized))
+    ip.allocate_tensors()
+    ip.set_input(0, data)
+    ip.invoke()
+    assert all(np.array_equal(ip.get_output(i), w) for i, w in enumerate(want))
