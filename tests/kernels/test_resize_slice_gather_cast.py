@@ -60,7 +60,7 @@ def test_gather(dtype: str, shape: tuple[int, ...], coords_shape: tuple[int, ...
 
 
 IN_TYPES = ["int8", "int16", "int32", "uint32", "float32", "bool"]
-OUT_TYPES = ["int8", "int16", "int32", "uint32", "float32"]
+OUT_TYPES = ["int8", "int16", "int32", "uint32", "float32", "bool"]
 
 
 @pytest.mark.parametrize("src,dst", list(itertools.product(IN_TYPES, OUT_TYPES)))

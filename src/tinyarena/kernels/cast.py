@@ -1,6 +1,7 @@
 """CAST: TFLM's cast.cc, element-wise ``static_cast``.
 
-Inputs int8, int16, int32, uint32, float32, bool; outputs int8, int16, int32, uint32, float32.
+Inputs int8, int16, int32, uint32, float32, bool; outputs int8, int16, int32, uint32, float32
+and bool (the pinned wheel casts to bool too, though older TFLM sources do not list it).
 Integer narrowing wraps (two's complement). float32 to an integer truncates toward zero; a NaN
 or out-of-range float is undefined in C++, and this port gives what the pinned wheel gives
 (measured): saturation to the target type's range, NaN to 0 (which is also what Arm's VCVT
@@ -21,7 +22,7 @@ from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 _IN = (TensorType.INT8, TensorType.INT16, TensorType.INT32, TensorType.UINT32,
        TensorType.FLOAT32, TensorType.BOOL)
 _OUT = (TensorType.INT8, TensorType.INT16, TensorType.INT32, TensorType.UINT32,
-        TensorType.FLOAT32)
+        TensorType.FLOAT32, TensorType.BOOL)
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> None:
@@ -57,7 +58,9 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
         return
     values = ctx.tensor_data(op.inputs[0]).reshape(-1)
     out = ctx.tensor_data(op.outputs[0]).reshape(-1)
-    if in_t.type == TensorType.FLOAT32 and out_t.type != TensorType.FLOAT32:
+    if out_t.type == TensorType.BOOL:  # static_cast<bool>: non-zero (NaN too) is true
+        out[...] = values != 0
+    elif in_t.type == TensorType.FLOAT32 and out_t.type != TensorType.FLOAT32:
         out[...] = _float_to_int(values, out_t.type)
     else:  # integer/bool widening, two's complement narrowing, int -> float rounding
         out[...] = values.astype(out.dtype)
