@@ -81,14 +81,18 @@ def test_broadcast_args(dtype: str, s1: tuple[int, ...], s2: tuple[int, ...]) ->
     assert tuple(want[0]) == np.broadcast_shapes(s1, s2)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int8", "int16", "int32", "int64", "bool"])
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int16", "int32", "int64", "bool", "uint8",
+                                   "float16"])
 @pytest.mark.parametrize("shape,target", [((3,), (2, 3)), ((2, 1), (2, 4)), ((1, 3, 1), (2, 2, 3, 4)),
                                           ((1,), (2, 1, 2, 1, 3))])
 def test_broadcast_to(dtype: str, shape: tuple[int, ...], target: tuple[int, ...]) -> None:
     shape_type = np.int64 if dtype in ("int16", "bool") else np.int32  # both index types
     model, _ = one_op("BROADCAST_TO", [("x", (shape, dtype)), ("s", np.array(target, shape_type))],
                       [(target, dtype)])
-    check_op(model, [random_array(np.random.default_rng(12), shape, dtype)])
+    rng = np.random.default_rng(12)
+    data = (rng.standard_normal(shape).astype(np.float16) if dtype == "float16"
+            else random_array(rng, shape, dtype))
+    check_op(model, [data])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int8"])

@@ -36,7 +36,7 @@ WHEEL_OPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "BATCH_MATMUL": (_F, _I8, _I16),
     "BATCH_TO_SPACE_ND": (_F, _I8),
     "BROADCAST_ARGS": (_I32, _I64),
-    "BROADCAST_TO": (_F, _I8, _I16, _I32, _I64, _B),
+    "BROADCAST_TO": (_F, "float16", _I8, _U8, _I16, _I32, _I64, _B),
     "CALL_ONCE": (),
     "CAST": (_I8, _I16, _I32, _U32, _F, _B),
     "CEIL": (_F,),
