@@ -79,3 +79,13 @@ def test_cumsum_special_floats_quietly() -> None:
     model, _ = one_op("CUMSUM", [("x", (data.shape, "float32")), ("a", np.array(1, np.int32))],
                       [(data.shape, "float32")])
     check_op(model, [data])
+
+
+@pytest.mark.parametrize("mode", ["REFLECT", "SYMMETRIC"])
+def test_mirror_pad_beyond_the_input(mode: str) -> None:
+    """A right pad longer than the input repeats its first element (TFLM's clamp)."""
+    shape, pads = (3, 2), ((1 if mode == "REFLECT" else 2, 6), (0, 4))
+    out = tuple(d + a + b for d, (a, b) in zip(shape, pads))
+    model, _ = one_op("MIRROR_PAD", [("x", (shape, "int8")), ("p", np.array(pads, np.int32))],
+                      [(out, "int8")], mode=mode)
+    check_op(model, [random_array(np.random.default_rng(2), shape, "int8")])

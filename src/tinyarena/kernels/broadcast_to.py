@@ -50,7 +50,7 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     out = ctx.tensor_data(op.outputs[0])
     if out.size == 0:
         return
-    out[...] = np.broadcast_to(ctx.tensor_data(op.inputs[0]), out.shape).copy()
+    np.copyto(out, np.broadcast_to(ctx.tensor_data(op.inputs[0]), out.shape))
 
 
 REGISTRATION = Registration("BROADCAST_TO", init=None, prepare=prepare, eval=eval_,

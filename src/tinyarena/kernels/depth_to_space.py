@@ -7,6 +7,8 @@ TfLiteIntArray, 20 bytes) for the output shape it computes.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.options import DepthToSpaceOptions
@@ -59,7 +61,7 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     batch, height, width, _ = source.shape
     depth = out.shape[3]
     blocks = source.reshape(batch, height, width, size, size, depth).transpose(0, 1, 3, 2, 4, 5)
-    out[...] = blocks.reshape(out.shape).copy()
+    np.copyto(out.reshape(batch, height, size, width, size, depth), blocks)
 
 
 REGISTRATION = Registration("DEPTH_TO_SPACE", init=None, prepare=prepare, eval=eval_,

@@ -49,10 +49,10 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     update = ctx.tensor_data(op.inputs[1])
     out = ctx.tensor_data(op.outputs[0])
     if operand.size == update.size:
-        out.reshape(-1)[...] = update.reshape(-1)
+        np.copyto(out.reshape(-1), update.reshape(-1))
         return
-    if out is not operand:
-        out[...] = operand
+    if not np.may_share_memory(out, operand):
+        np.copyto(out, operand)
     if update.size == 0:
         return
     starts = ctx.tensor_data(op.inputs[2]).reshape(-1).astype(np.int64)

@@ -74,10 +74,13 @@ def eval_(ctx: EvalContext, op: Operator, data: EmbeddingData) -> None:
         raise KernelError(f"EMBEDDING_LOOKUP: index out of bounds. Got "
                           f"{int(lookup[bad][0])}, and bounds are [0, {rows - 1}]")
     out = ctx.tensor_data(op.outputs[OUTPUT])
-    picked = table.reshape(rows, -1)[lookup]
-    if data.hybrid:
-        picked = picked.astype(np.float32) * np.float32(data.scale)
-    out.reshape(picked.shape)[...] = picked
+    table2d = table.reshape(rows, -1)
+    dst = out.reshape(lookup.size, table2d.shape[1])
+    if data.hybrid:  # (value - 0) * scale in float, row by row into the output
+        for i, row in enumerate(lookup.tolist()):
+            np.multiply(table2d[row], np.float32(data.scale), out=dst[i], dtype=np.float32)
+    else:
+        np.take(table2d, lookup, axis=0, out=dst, mode="clip")
 
 
 REGISTRATION = Registration("EMBEDDING_LOOKUP", init=None, prepare=prepare, eval=eval_,

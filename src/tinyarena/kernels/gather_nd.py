@@ -63,8 +63,10 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     starts = indices.reshape(-1, nd) @ strides
     if starts.size and (starts.min() < 0 or starts.max() + slice_size > flat.size):
         raise KernelError("GATHER_ND: an index lies outside params (TFLM refuses it at eval)")
-    picked = flat[starts[:, None] + np.arange(slice_size, dtype=np.int64)[None, :]]
-    ctx.tensor_data(op.outputs[OUTPUT]).reshape(-1)[...] = picked.reshape(-1)
+    # Every stride is a multiple of the slice size, so each start is a whole row of params.
+    rows = flat.reshape(-1, slice_size) if slice_size else flat.reshape(0, 0)
+    np.take(rows, starts // max(slice_size, 1), axis=0, mode="clip",
+            out=ctx.tensor_data(op.outputs[OUTPUT]).reshape(-1, slice_size))
 
 
 REGISTRATION = Registration("GATHER_ND", init=None, prepare=prepare, eval=eval_,

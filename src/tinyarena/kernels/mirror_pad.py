@@ -69,15 +69,44 @@ def eval_(ctx: EvalContext, op: Operator, data: MirrorPadData) -> None:
     source = ctx.tensor_data(op.inputs[0])
     pads = np.asarray(ctx.tensor_data(op.inputs[1])).astype(np.int64).reshape(-1, 2)
     out = ctx.tensor_data(op.outputs[0])
-    axes = []
-    for dim in range(source.ndim):
-        positions = source_positions(out.shape[dim], int(pads[dim, 0]), source.shape[dim],
-                                     data.offset)
+    rank = source.ndim
+    if rank == 0:
+        out[...] = source
+        return
+    lefts = [int(pads[d, 0]) for d in range(rank)]
+    interior = tuple(slice(lefts[d], lefts[d] + source.shape[d]) for d in range(rank))
+    for dim in range(rank):
+        positions = source_positions(out.shape[dim], lefts[dim], source.shape[dim], data.offset)
         if positions.size and (positions.min() < 0 or positions.max() >= source.shape[dim]):
             raise KernelError(f"MIRROR_PAD: padding {pads[dim].tolist()} is too large for "
                               f"dimension {dim} of size {source.shape[dim]}")
-        axes.append(positions)
-    out[...] = source[np.ix_(*axes)] if axes else source
+    np.copyto(out[interior], source)
+    # The index map is separable: mirror one dimension at a time, from the output itself
+    # (dimensions already done in full, later ones on their interior), with views only.
+    for dim in range(rank):
+        _mirror_dimension(out, dim, lefts[dim], source.shape[dim], data.offset, interior)
+
+
+def _mirror_dimension(out: np.ndarray, dim: int, left: int, size: int, offset: int,
+                      interior: tuple[slice, ...]) -> None:
+    def part(along: slice) -> np.ndarray:
+        index = tuple(slice(None) if k < dim else (along if k == dim else interior[k])
+                      for k in range(out.ndim))
+        return out[index]
+
+    right = out.shape[dim] - left - size
+    if left:  # GetInputDimension: padded p < left reads input left + offset - 1 - p
+        np.copyto(part(slice(0, left)),
+                  np.flip(part(slice(left + offset, 2 * left + offset)), axis=dim))
+    if right <= 0:
+        return
+    if right <= size - offset:  # p = size + j reads size - 1 - offset - j
+        end = left + size - offset
+        np.copyto(part(slice(left + size, left + size + right)),
+                  np.flip(part(slice(end - right, end)), axis=dim), casting="no")
+    else:  # pads beyond the input repeat index 0 (TFLM's min() clamp): the general map
+        wanted = left + source_positions(out.shape[dim], left, size, offset)[left + size:]
+        np.copyto(part(slice(left + size, None)), np.take(part(slice(None)), wanted, axis=dim))
 
 
 REGISTRATION = Registration("MIRROR_PAD", init=init, prepare=prepare, eval=eval_,

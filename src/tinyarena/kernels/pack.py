@@ -38,14 +38,13 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     if out.size != outer * count * copy:
         raise KernelError(f"PACK: output shape {out.shape} does not hold {count} inputs stacked "
                           f"on axis {axis}")
-    parts = []
+    slots = out.reshape(outer, count, copy)
     for i in range(count):
-        part = ctx.tensor_data(op.inputs[i]).reshape(-1)
+        part = ctx.tensor_data(op.inputs[i])
         if part.size != outer * copy:
             raise KernelError(f"PACK: input {i} has {part.size} elements, expected "
                               f"{outer * copy}")
-        parts.append(part.reshape(outer, 1, copy).copy())  # copy first: the output may alias
-    out.reshape(outer, count, copy)[...] = np.concatenate(parts, axis=1)
+        np.copyto(slots[:, i, :], part.reshape(outer, copy))
 
 
 REGISTRATION = Registration("PACK", init=None, prepare=None, eval=eval_,

@@ -75,7 +75,8 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
                            options.half_pixel_centers)
     cols = nearest_indices(width, source.shape[2], options.align_corners,
                            options.half_pixel_centers)
-    out[...] = source[:, rows][:, :, cols]
+    for y, row in enumerate(rows.tolist()):  # one take per output row: no temporaries
+        np.take(source[:, row], cols, axis=1, out=out[:, y], mode="clip")
 
 
 REGISTRATION = Registration("RESIZE_NEAREST_NEIGHBOR", init=None, prepare=prepare, eval=eval_,

@@ -52,7 +52,7 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
                           f"contiguous axes")
     out = ctx.tensor_data(op.outputs[0])
     if out.size:
-        out[...] = np.flip(source, axis=tuple(axes)).copy()
+        np.copyto(out, np.flip(source, axis=tuple(axes)))
 
 
 REGISTRATION = Registration("REVERSE_V2", init=None, prepare=prepare, eval=eval_,

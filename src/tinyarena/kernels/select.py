@@ -81,9 +81,12 @@ def eval_(ctx: EvalContext, op: Operator, data: SelectData) -> None:
     y = ctx.tensor_data(op.inputs[2])
     out = ctx.tensor_data(op.outputs[0])
     if data.requires_broadcast:
-        out[...] = np.where(cond, x, y)
+        np.copyto(out, np.broadcast_to(y, out.shape))
+        np.copyto(out, np.broadcast_to(x, out.shape), where=np.broadcast_to(cond, out.shape))
     else:
-        out.reshape(-1)[...] = np.where(cond.reshape(-1), x.reshape(-1), y.reshape(-1))
+        flat = out.reshape(-1)
+        np.copyto(flat, y.reshape(-1))
+        np.copyto(flat, x.reshape(-1), where=cond.reshape(-1))
 
 
 REGISTRATION = Registration("SELECT_V2", init=init, prepare=prepare, eval=eval_,

@@ -64,7 +64,7 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     if part.size != out.size:
         raise KernelError(f"SLICE: the slice holds {part.size} values, the output {out.size}; "
                           f"fix the output shape")
-    out.reshape(-1)[...] = part.reshape(-1).copy()
+    np.copyto(out.reshape(part.shape), part)
 
 
 REGISTRATION = Registration("SLICE", init=None, prepare=prepare, eval=eval_, builtin_data=None)

@@ -7,6 +7,8 @@ TfLiteIntArray, 20 bytes) for the output shape it computes.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
 from tinyarena.kernels.depth_to_space import check_io
@@ -43,7 +45,8 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     size = _block_size(op)
     batch, height, width, depth = source.shape
     blocks = source.reshape(batch, height // size, size, width // size, size, depth)
-    out[...] = blocks.transpose(0, 1, 3, 2, 4, 5).reshape(out.shape).copy()
+    np.copyto(out.reshape(batch, height // size, width // size, size, size, depth),
+              blocks.transpose(0, 1, 3, 2, 4, 5))
 
 
 REGISTRATION = Registration("SPACE_TO_DEPTH", init=None, prepare=prepare, eval=eval_,

@@ -36,13 +36,13 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     if outer * count * copy > source.size:
         raise KernelError(f"UNPACK: num {count} exceeds the input's axis {axis}")
     # UnpackImpl strides by ``num`` (not the axis length), so read exactly as it does.
-    blocks = source.reshape(-1)[:outer * count * copy].reshape(outer, count, copy).copy()
+    blocks = source.reshape(-1)[:outer * count * copy].reshape(outer, count, copy)
     for i in range(count):
         out = ctx.tensor_data(op.outputs[i])
         if out.size != outer * copy:
             raise KernelError(f"UNPACK: output {i} has {out.size} elements, expected "
                               f"{outer * copy}")
-        out.reshape(outer, copy)[...] = blocks[:, i, :]
+        np.copyto(out.reshape(outer, copy), blocks[:, i, :])
 
 
 REGISTRATION = Registration("UNPACK", init=None, prepare=None, eval=eval_,
