@@ -39,7 +39,8 @@ def test_arg_min_max_special_floats(op: str) -> None:
 @pytest.mark.parametrize("shape,block,edges", [((8, 2, 3, 2), (2, 2), ((0, 0), (0, 0))),
                                                ((4, 3, 2, 1), (2, 2), ((1, 0), (0, 1))),
                                                ((6, 2, 2, 3), (3, 2), ((2, 1), (1, 1))),
-                                               ((4, 3, 2), (2,), ((1, 1),))])
+                                               ((4, 3, 2), (2,), ((1, 1),)),
+                                               ((8, 2, 3, 1), (2, 2), ((3, 0), (1, 2)))])
 def test_batch_to_space_nd(dtype: str, shape: tuple[int, ...], block: tuple[int, ...],
                            edges: tuple[tuple[int, int], ...]) -> None:
     out = [shape[0] // int(np.prod(block))]
@@ -56,7 +57,8 @@ def test_batch_to_space_nd(dtype: str, shape: tuple[int, ...], block: tuple[int,
 @pytest.mark.parametrize("shape,block,edges", [((1, 4, 4, 2), (2, 2), ((0, 0), (0, 0))),
                                                ((2, 3, 2, 1), (2, 2), ((1, 0), (0, 2))),
                                                ((1, 4, 3, 3), (3, 2), ((1, 1), (0, 1))),
-                                               ((2, 3, 2), (2,), ((0, 1),))])
+                                               ((2, 3, 2), (2,), ((0, 1),)),
+                                               ((1, 2, 3, 1), (2, 3), ((3, 1), (2, 4)))])
 def test_space_to_batch_nd(dtype: str, shape: tuple[int, ...], block: tuple[int, ...],
                            edges: tuple[tuple[int, int], ...]) -> None:
     out = [shape[0] * int(np.prod(block))]

@@ -47,8 +47,15 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
         return
     if source.shape[axis] == 0:
         raise KernelError(f"{op.name}: the reduced axis is empty")
+    is_max = op.name == "ARG_MAX"
+    target = out.reshape(source.shape[:axis] + source.shape[axis + 1:])
+    if source.dtype.kind != "f" or not np.isnan(np.max(source)):
+        # No NaN: numpy's first index of the extreme is the reference scan's answer.
+        found = np.argmax(source, axis=axis) if is_max else np.argmin(source, axis=axis)
+        np.copyto(target, found, casting="unsafe")
+        return
     rows = np.moveaxis(source, axis, -1).reshape(-1, source.shape[axis])
-    out.reshape(-1)[...] = _first_best(rows, op.name == "ARG_MAX").astype(np.int32)
+    target.reshape(-1)[...] = _first_best(rows, is_max).astype(np.int32)
 
 
 REGISTRATIONS = {

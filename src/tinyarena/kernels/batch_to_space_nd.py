@@ -65,13 +65,29 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     if bh < 1 or bw < 1 or batch != out_batch * bh * bw:
         raise KernelError(f"BATCH_TO_SPACE_ND: input batch {batch} is not the output batch "
                           f"{out_batch} times the block {bh}x{bw}")
-    full = x.reshape(bh, bw, out_batch, height, width, depth).transpose(2, 3, 0, 4, 1, 5)
-    full = full.reshape(out_batch, height * bh, width * bw, depth)
-    part = full[:, top:top + y.shape[1], left:left + y.shape[2], :]
-    if part.shape != y.shape:
-        raise KernelError(f"BATCH_TO_SPACE_ND: crops leave {part.shape[1:3]}, the output is "
-                          f"{y.shape[1:3]}; fix the output shape or the crops")
-    y[...] = part.copy()
+    if not (0 <= top and 0 <= left and top + y.shape[1] <= height * bh
+            and left + y.shape[2] <= width * bw):
+        raise KernelError(f"BATCH_TO_SPACE_ND: crops ({top}, {left}) do not fit the output "
+                          f"{y.shape[1:3]} in {(height * bh, width * bw)}; fix the output shape "
+                          f"or the crops")
+    blocks = x.reshape(bh, bw, out_batch, height, width, depth)
+    for sh in range(bh):  # input batch block (sh, sw) fills output rows/columns sh, sw mod block
+        rows = _phase(sh, top, bh, height, y.shape[1])
+        for sw in range(bw):
+            cols = _phase(sw, left, bw, width, y.shape[2])
+            np.copyto(y[:, rows[0]::bh, cols[0]::bw][:, :rows[2], :cols[2]],
+                      blocks[sh, sw][:, rows[1]:rows[1] + rows[2], cols[1]:cols[1] + cols[2]])
+
+
+def _phase(shift: int, crop: int, block: int, size: int, out_size: int) -> tuple[int, int, int]:
+    """For input positions i (0 <= i < size) landing at i * block + shift - crop inside
+    [0, out_size): (first output position, first input position, how many)."""
+    first_in = max(0, -(-(crop - shift) // block))
+    first_out = first_in * block + shift - crop
+    if first_out >= out_size or first_in >= size:
+        return 0, 0, 0
+    count = min(size - first_in, (out_size - 1 - first_out) // block + 1)
+    return first_out, first_in, count
 
 
 REGISTRATION = Registration("BATCH_TO_SPACE_ND", init=None, prepare=check_io, eval=eval_,

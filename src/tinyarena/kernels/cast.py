@@ -19,6 +19,7 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
+CHUNK = 4096  # float -> int converts this many values at a time (float64 temporaries)
 _IN = (TensorType.INT8, TensorType.INT16, TensorType.INT32, TensorType.UINT32,
        TensorType.FLOAT32, TensorType.BOOL)
 _OUT = (TensorType.INT8, TensorType.INT16, TensorType.INT32, TensorType.UINT32,
@@ -59,11 +60,12 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     values = ctx.tensor_data(op.inputs[0]).reshape(-1)
     out = ctx.tensor_data(op.outputs[0]).reshape(-1)
     if out_t.type == TensorType.BOOL:  # static_cast<bool>: non-zero (NaN too) is true
-        out[...] = values != 0
+        np.not_equal(values, 0, out=out)
     elif in_t.type == TensorType.FLOAT32 and out_t.type != TensorType.FLOAT32:
-        out[...] = _float_to_int(values, out_t.type)
+        for start in range(0, values.size, CHUNK):  # bounded temporaries, whatever the size
+            out[start:start + CHUNK] = _float_to_int(values[start:start + CHUNK], out_t.type)
     else:  # integer/bool widening, two's complement narrowing, int -> float rounding
-        out[...] = values.astype(out.dtype)
+        np.copyto(out, values, casting="unsafe")
 
 
 REGISTRATION = Registration("CAST", init=None, prepare=prepare, eval=eval_,

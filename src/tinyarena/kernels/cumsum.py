@@ -99,25 +99,32 @@ def eval_(ctx: EvalContext, op: Operator, data: CumsumData) -> None:
         return
     lanes = source.reshape(int(np.prod(source.shape[:axis], dtype=np.int64)), source.shape[axis],
                            -1)
+    if source.dtype == np.float32:
+        # Sequential float32 adds from +0.0, straight into the output (adding +0.0 afterwards
+        # turns numpy's leading -0.0 into TFLM's +0.0).
+        dst = out.reshape(lanes.shape)
+        if options.reverse:
+            lanes, dst = lanes[:, ::-1, :], dst[:, ::-1, :]
+        with np.errstate(all="ignore"):  # overflow to inf, inf - inf: as TFLM, silently
+            if options.exclusive:
+                dst[:, :1, :] = 0
+                np.cumsum(lanes[:, :-1, :], axis=1, dtype=np.float32, out=dst[:, 1:, :])
+            else:
+                np.cumsum(lanes, axis=1, dtype=np.float32, out=dst)
+            np.add(dst, np.float32(0.0), out=dst)
+        return
     if options.reverse:
         lanes = lanes[:, ::-1, :]
-    if source.dtype == np.float32:
-        # Sequential float32 adds from +0.0 (adding +0.0 turns numpy's leading -0.0 into +0.0)
-        with np.errstate(all="ignore"):  # overflow to inf, inf - inf: as TFLM, silently
-            running = np.cumsum(lanes, axis=1, dtype=np.float32) + np.float32(0.0)
-        if options.exclusive:
-            running = np.concatenate([np.zeros_like(running[:, :1]), running[:, :-1]], axis=1)
-        result = running
-    else:
-        start = int(_scaled(np.int64(data.input_offset) << LEFT_SHIFT, data))
-        scaled_y = _scaled((lanes.astype(np.int64) + data.input_offset) << LEFT_SHIFT, data)
-        running = np.cumsum(scaled_y, axis=1) + start
-        if options.exclusive:
-            running = np.concatenate([np.full_like(running[:, :1], start), running[:, :-1]],
-                                     axis=1)
-        raw = multiply_by_quantized_multiplier_smaller_than_one_exp(
-            wrap_int32(running), data.output_multiplier, data.output_shift) + data.output_offset
-        result = np.clip(raw, data.act_min, data.act_max).astype(np.int8)
+    # int8 (int64 temporaries of the input's size: TFLM's int8 CUMSUM is rare and small)
+    start = int(_scaled(np.int64(data.input_offset) << LEFT_SHIFT, data))
+    scaled_y = _scaled((lanes.astype(np.int64) + data.input_offset) << LEFT_SHIFT, data)
+    running = np.cumsum(scaled_y, axis=1) + start
+    if options.exclusive:
+        running = np.concatenate([np.full_like(running[:, :1], start), running[:, :-1]],
+                                 axis=1)
+    raw = multiply_by_quantized_multiplier_smaller_than_one_exp(
+        wrap_int32(running), data.output_multiplier, data.output_shift) + data.output_offset
+    result = np.clip(raw, data.act_min, data.act_max).astype(np.int8)
     if options.reverse:
         result = result[:, ::-1, :]
     out.reshape(result.shape)[...] = result

@@ -121,41 +121,43 @@ def prepare_all(ctx: PrepareContext, op: Operator) -> MinMaxData:
     return _request_iter_scratch(ctx, op)
 
 
-def _reduced_rows(source: np.ndarray, axis_values: np.ndarray, name: str) -> np.ndarray:
-    """ResolveAxis (negative axes, duplicates dropped), then the input as (outputs, reduced)
-    with each row in the order ReduceGeneric visits it (row-major over the reduced axes)."""
+def _resolve_axes(source: np.ndarray, axis_values: np.ndarray, name: str) -> tuple[int, ...]:
+    """ResolveAxis: negative axes counted from the end, duplicates dropped (sorted)."""
     rank = source.ndim
-    axes: list[int] = []
+    axes: set[int] = set()
     for value in axis_values.reshape(-1).tolist():
         current = value + rank if value < 0 else value
         if not 0 <= current < rank:
             raise KernelError(f"{name}: axis {value} is out of range for a rank-{rank} input")
-        if current not in axes:
-            axes.append(current)
-    reduced = sorted(axes)
-    kept = [d for d in range(rank) if d not in reduced]
-    moved = np.transpose(source, kept + reduced)
-    count = int(np.prod([source.shape[d] for d in reduced], dtype=np.int64))
-    outputs = int(np.prod([source.shape[d] for d in kept], dtype=np.int64))
-    return moved.reshape(outputs, count)
+        axes.add(current)
+    return tuple(sorted(axes))
 
 
-def _signed_zero_of_first(rows: np.ndarray, result: np.ndarray) -> np.ndarray:
-    """A float max/min of zero keeps the sign of the first zero met (``in > current`` never
-    replaces +0 by -0 or the reverse); NaN never replaces anything."""
+def _output_view(source: np.ndarray, axes: tuple[int, ...], out: np.ndarray,
+                 name: str) -> np.ndarray:
+    kept = tuple(d for i, d in enumerate(source.shape) if i not in axes)
+    if out.size != int(np.prod(kept, dtype=np.int64)):
+        raise KernelError(f"{name}: the output holds {out.size} values, the reduction gives "
+                          f"{int(np.prod(kept, dtype=np.int64))}; fix the output shape")
+    return out.reshape(kept)
+
+
+def _fix_signed_zeros(source: np.ndarray, axes: tuple[int, ...], result: np.ndarray) -> None:
+    """A float max/min of zero keeps the sign of the first zero met in ReduceGeneric's
+    row-major walk (``in > current`` never replaces +0 by -0 or the reverse). Only outputs
+    that are zero are looked at again."""
     zero = result == 0
     if not zero.any():
-        return result
-    is_zero = rows[zero] == 0
-    first = np.argmax(is_zero, axis=1)
-    picked = rows[zero][np.arange(first.size), first]
-    result = result.copy()
-    result[zero] = picked
-    return result
+        return
+    kept = [d for d in range(source.ndim) if d not in axes]
+    rows = np.transpose(source, kept + list(axes)).reshape(result.size, -1)[zero.reshape(-1)]
+    first = np.argmax(rows == 0, axis=1)
+    result[zero] = rows[np.arange(first.size), first]
 
 
 def eval_min_max(ctx: EvalContext, op: Operator, data: MinMaxData) -> None:
-    """EvalMinMaxHelper -> ReduceGeneric with lowest()/max() as the initial value."""
+    """EvalMinMaxHelper -> ReduceGeneric with lowest()/max() as the initial value, reduced in
+    place into the output (no copy of the input)."""
     in_t, out_t = ctx.tensor(op.inputs[INPUT]), ctx.tensor(op.outputs[OUTPUT])
     if in_t is None or out_t is None or in_t.type != out_t.type:
         raise KernelError(f"{op.name}: input and output types must match")
@@ -165,19 +167,21 @@ def eval_min_max(ctx: EvalContext, op: Operator, data: MinMaxData) -> None:
         raise KernelError(f"int8 {op.name} needs the output quantized exactly like the input "
                           f"(same scale and zero point)")
     source = ctx.tensor_data(op.inputs[INPUT])
-    rows = _reduced_rows(source, np.asarray(ctx.tensor_data(op.inputs[AXIS])), op.name)
+    axes = _resolve_axes(source, np.asarray(ctx.tensor_data(op.inputs[AXIS])), op.name)
+    result = _output_view(source, axes, ctx.tensor_data(op.outputs[OUTPUT]), op.name)
     is_max = op.name == "REDUCE_MAX"
     if in_t.type == TensorType.FLOAT32:
         info = np.finfo(np.float32)
         initial = np.float32(info.min if is_max else info.max)
         fold = np.fmax if is_max else np.fmin  # skips NaN like ``in > current`` does
-        result = fold.reduce(rows, axis=1, initial=initial).astype(np.float32)
-        result = _signed_zero_of_first(rows, result)
+        fold.reduce(source, axis=axes, initial=initial, out=result)
+        _fix_signed_zeros(source, axes, result)
     else:
         bound = np.iinfo(np.int8)
-        result = (rows.max(axis=1, initial=bound.min) if is_max
-                  else rows.min(axis=1, initial=bound.max)).astype(np.int8)
-    _write(ctx.tensor_data(op.outputs[OUTPUT]), result, op.name)
+        if is_max:
+            np.maximum.reduce(source, axis=axes, initial=bound.min, out=result)
+        else:
+            np.minimum.reduce(source, axis=axes, initial=bound.max, out=result)
 
 
 def eval_all(ctx: EvalContext, op: Operator, data: MinMaxData) -> None:
@@ -186,15 +190,9 @@ def eval_all(ctx: EvalContext, op: Operator, data: MinMaxData) -> None:
     if in_t is None or out_t is None or in_t.type != out_t.type:
         raise KernelError("REDUCE_ALL: input and output types must match")
     source = ctx.tensor_data(op.inputs[INPUT])
-    rows = _reduced_rows(source, np.asarray(ctx.tensor_data(op.inputs[AXIS])), op.name)
-    _write(ctx.tensor_data(op.outputs[OUTPUT]), np.all(rows, axis=1), op.name)
-
-
-def _write(out: np.ndarray, result: np.ndarray, name: str) -> None:
-    if out.size != result.size:
-        raise KernelError(f"{name}: the output holds {out.size} values, the reduction gives "
-                          f"{result.size}; fix the output shape")
-    out.reshape(-1)[...] = result
+    axes = _resolve_axes(source, np.asarray(ctx.tensor_data(op.inputs[AXIS])), op.name)
+    result = _output_view(source, axes, ctx.tensor_data(op.outputs[OUTPUT]), op.name)
+    np.logical_and.reduce(source, axis=axes, out=result)
 
 
 REGISTRATIONS = {

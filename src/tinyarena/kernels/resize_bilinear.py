@@ -90,33 +90,34 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     if out.size == 0:
         return
     align, half = options.align_corners, options.half_pixel_centers
+    # One output row at a time: temporaries are row-sized, whatever the image size.
     if out_t.type == TensorType.FLOAT32:
         in_y, y0, y1 = _float_coords(height, source.shape[1], align, half)
         in_x, x0, x1 = _float_coords(width, source.shape[2], align, half)
-        dy = (in_y - y0.astype(F32))[None, :, None, None]
-        dx = (in_x - x0.astype(F32))[None, None, :, None]
         one = F32(1)
-        top, bottom = source[:, y0], source[:, y1]
+        dx = (in_x - x0.astype(F32))[None, :, None]
+        odx = one - dx
         with np.errstate(all="ignore"):  # inf * 0 is NaN in TFLM too, silently
-            result = (top[:, :, x0] * (one - dy) * (one - dx)
-                      + bottom[:, :, x0] * dy * (one - dx)
-                      + top[:, :, x1] * (one - dy) * dx
-                      + bottom[:, :, x1] * dy * dx
-                      + F32(0))
-        out[...] = result.astype(F32)
+            for y in range(height):
+                dy = F32(in_y[y] - F32(y0[y]))
+                ody = one - dy
+                top, bottom = source[:, y0[y]], source[:, y1[y]]
+                out[:, y] = (top[:, x0] * ody * odx + bottom[:, x0] * dy * odx
+                             + top[:, x1] * ody * dx + bottom[:, x1] * dy * dx + F32(0))
         return
     in_y, y0, y1 = _int_coords(height, source.shape[1], align, half)
     in_x, x0, x1 = _int_coords(width, source.shape[2], align, half)
-    fy = (in_y - (1 << 10) * y0)[None, :, None, None]
-    fx = (in_x - (1 << 10) * x0)[None, None, :, None]
-    wide = source.astype(np.int64)
-    top, bottom = wide[:, y0], wide[:, y1]
-    total = (top[:, :, x0] * ((1 << 10) - fy) * ((1 << 10) - fx)
-             + bottom[:, :, x0] * fy * ((1 << 10) - fx)
-             + top[:, :, x1] * ((1 << 10) - fy) * fx
-             + bottom[:, :, x1] * fy * fx)
-    rounded = _c_div(total + np.where(total > 0, 1 << 19, -(1 << 19)), 1 << 20)
-    out[...] = rounded.astype(np.int8)
+    fx = (in_x - (1 << 10) * x0)[None, :, None]
+    gx = (1 << 10) - fx
+    for y in range(height):
+        fy = int(in_y[y] - (1 << 10) * y0[y])
+        gy = (1 << 10) - fy
+        top = source[:, y0[y]].astype(np.int64)
+        bottom = source[:, y1[y]].astype(np.int64)
+        total = (top[:, x0] * gy * gx + bottom[:, x0] * fy * gx
+                 + top[:, x1] * gy * fx + bottom[:, x1] * fy * fx)
+        rounded = _c_div(total + np.where(total > 0, 1 << 19, -(1 << 19)), 1 << 20)
+        out[:, y] = rounded.astype(np.int8)
 
 
 REGISTRATION = Registration("RESIZE_BILINEAR", init=None, prepare=prepare, eval=eval_,

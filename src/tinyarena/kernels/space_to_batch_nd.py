@@ -33,12 +33,25 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     if bh < 1 or bw < 1 or out_batch != batch * bh * bw or top < 0 or left < 0:
         raise KernelError(f"SPACE_TO_BATCH_ND: output batch {out_batch} is not the input batch "
                           f"{batch} times the block {bh}x{bw}")
-    padded = np.zeros((batch, out_h * bh, out_w * bw, depth), dtype=x.dtype)
-    rows = min(height, max(out_h * bh - top, 0))
-    cols = min(width, max(out_w * bw - left, 0))
-    padded[:, top:top + rows, left:left + cols, :] = x[:, :rows, :cols, :]
-    blocks = padded.reshape(batch, out_h, bh, out_w, bw, depth).transpose(2, 4, 0, 1, 3, 5)
-    y[...] = blocks.reshape(y.shape)
+    y[...] = 0  # the padding bytes
+    blocks = y.reshape(bh, bw, batch, out_h, out_w, depth)
+    for sh in range(bh):  # output batch block (sh, sw) reads padded rows/columns sh, sw mod block
+        rows = _phase(sh, top, bh, out_h, height)
+        for sw in range(bw):
+            cols = _phase(sw, left, bw, out_w, width)
+            np.copyto(blocks[sh, sw][:, rows[0]:rows[0] + rows[2], cols[0]:cols[0] + cols[2]],
+                      x[:, rows[1]::bh, cols[1]::bw][:, :rows[2], :cols[2]])
+
+
+def _phase(shift: int, pad: int, block: int, out_size: int, size: int) -> tuple[int, int, int]:
+    """Output positions o (0 <= o < out_size) read input o * block + shift - pad when that lies
+    in [0, size): (first output position, first input position, how many)."""
+    first_out = max(0, -(-(pad - shift) // block))
+    first_in = first_out * block + shift - pad
+    if first_out >= out_size or first_in >= size:
+        return 0, 0, 0
+    count = min(out_size - first_out, (size - 1 - first_in) // block + 1)
+    return first_out, first_in, count
 
 
 REGISTRATION = Registration("SPACE_TO_BATCH_ND", init=init, prepare=check_io, eval=eval_,
