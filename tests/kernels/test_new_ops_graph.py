@@ -129,3 +129,67 @@ def test_optimizer_handles_the_new_ops() -> None:
     ip.set_input(0, data)
     ip.invoke()
     assert all(np.array_equal(ip.get_output(i), w) for i, w in enumerate(want))
+
+
+def _big_graph() -> bytes:
+    """Tensors of 256 KiB and more through the new ops (float32 and int8)."""
+    b = ModelBuilder()
+    i32 = lambda name, v: b.add_constant(name, np.array(v, np.int32))  # noqa: E731
+    x = b.add_input("x", (1, 64, 64, 16), "float32")
+    a = b.add_tensor("a", (1, 64, 64, 4), "float32")
+    c = b.add_tensor("c", (1, 64, 64, 12), "float32")
+    b.add_operator("SPLIT_V", [x, i32("s", [4, 12]), i32("ax", [-1])], [a, c], num_splits=2)
+    up = b.add_tensor("up", (1, 128, 128, 4), "float32")
+    b.add_operator("RESIZE_BILINEAR", [a, i32("hw", [128, 128])], [up], half_pixel_centers=True)
+    near = b.add_tensor("near", (1, 128, 128, 12), "float32")
+    b.add_operator("RESIZE_NEAREST_NEIGHBOR", [c, i32("hw2", [128, 128])], [near])
+    peak = b.add_tensor("peak", (1, 12), "float32")
+    b.add_operator("REDUCE_MAX", [near, i32("r", [1, 2])], [peak])
+    arg = b.add_tensor("arg", (1, 128, 128), "int32")
+    b.add_operator("ARG_MAX", [near, i32("am", [3])], [arg], output_type="INT32")
+    rev = b.add_tensor("rev", (1, 128, 128, 4), "float32")
+    b.add_operator("REVERSE_V2", [up, i32("rv", [1, 2])], [rev])
+    padded = b.add_tensor("padded", (1, 132, 132, 4), "float32")
+    b.add_operator("MIRROR_PAD", [rev, i32("mp", [[0, 0], [2, 2], [2, 2], [0, 0]])], [padded],
+                   mode="REFLECT")
+    deep = b.add_tensor("deep", (1, 66, 66, 16), "float32")
+    b.add_operator("SPACE_TO_DEPTH", [padded], [deep], block_size=2)
+    cum = b.add_tensor("cum", (1, 66, 66, 16), "float32")
+    b.add_operator("CUMSUM", [deep, i32("cx", 2)], [cum], reverse=True)
+    g = b.add_tensor("g", (1, 66, 66, 8), "float32")
+    b.add_operator("GATHER", [cum, i32("gi", [15, 0, 3, 3, 7, 1, 2, 9])], [g], axis=3)
+    q = b.add_tensor("q", (1, 66, 66, 8), "int32")
+    b.add_operator("CAST", [g], [q])
+    sl = b.add_tensor("sl", (1, 64, 64, 8), "int32")
+    b.add_operator("SLICE", [q, i32("b0", [0, 1, 1, 0]), i32("z0", [-1, 64, 64, -1])], [sl])
+    for t in (peak, arg, sl):
+        b.mark_output(t)
+    return b.build()
+
+
+def test_invoke_allocates_under_the_projects_bound() -> None:
+    """The interpreter's no-allocation contract (tests/unit/test_no_alloc_invoke.py): one
+    invoke of large tensors through the new kernels stays under the same fixed bound."""
+    import tracemalloc
+
+    from tinyarena.interpreter import Interpreter
+
+    ip = Interpreter(read_model(_big_graph()))
+    ip.allocate_tensors()
+    ip.set_input(0, np.random.default_rng(0).standard_normal((1, 64, 64, 16)).astype(np.float32))
+    ip.invoke()  # warm-up
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        ip.invoke()
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert peak < 128 * 1024, peak
+
+
+@pytest.mark.oracle
+def test_big_graph_matches_the_wheel() -> None:
+    data = np.random.default_rng(0).standard_normal((1, 64, 64, 16)).astype(np.float32)
+    check_op(_big_graph(), [data])

@@ -19,7 +19,7 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
-CHUNK = 4096  # float -> int converts this many values at a time (float64 temporaries)
+CHUNK = 2048  # float -> int converts this many values at a time (float64 temporaries)
 _IN = (TensorType.INT8, TensorType.INT16, TensorType.INT32, TensorType.UINT32,
        TensorType.FLOAT32, TensorType.BOOL)
 _OUT = (TensorType.INT8, TensorType.INT16, TensorType.INT32, TensorType.UINT32,
