@@ -60,7 +60,7 @@ def test_select_v2(dtype: str, cond_shape: tuple[int, ...], x_shape: tuple[int, 
 @pytest.mark.parametrize("exclusive", [False, True])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("shape,axis", [((7,), 0), ((3, 5), 1), ((3, 5), -2), ((2, 4, 3), 1),
-                                        ((2, 40, 3), -2)])
+                                        ((2, 40, 3), -2), ((2, 30, 50), 1)])
 def test_cumsum(dtype: str, exclusive: bool, reverse: bool, shape: tuple[int, ...],
                 axis: int) -> None:
     quant = (0.02, 5) if dtype == "int8" else None

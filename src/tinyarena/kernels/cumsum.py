@@ -32,6 +32,7 @@ INPUT = 0
 AXIS = 1
 OUTPUT = 0
 LEFT_SHIFT = 20  # kCumSumIntegerShift
+CHUNK = 1024  # int8 lanes are rescaled this many values at a time (int64 temporaries)
 
 
 @dataclass(frozen=True)
@@ -113,21 +114,35 @@ def eval_(ctx: EvalContext, op: Operator, data: CumsumData) -> None:
                 np.cumsum(lanes, axis=1, dtype=np.float32, out=dst)
             np.add(dst, np.float32(0.0), out=dst)
         return
+    dst = out.reshape(lanes.shape)
     if options.reverse:
-        lanes = lanes[:, ::-1, :]
-    # int8 (int64 temporaries of the input's size: TFLM's int8 CUMSUM is rare and small)
+        lanes, dst = lanes[:, ::-1, :], dst[:, ::-1, :]
+    # int8, a block of lanes at a time: the int64 temporaries stay small whatever the input.
+    outer, depth, inner = lanes.shape
+    per_lane = max(depth, 1)
+    if per_lane * inner <= CHUNK:  # whole outer rows at a time
+        rows = max(1, CHUNK // (per_lane * max(inner, 1)))
+        for o in range(0, outer, rows):
+            _cumsum_int8(lanes[o:o + rows], dst[o:o + rows], data, options.exclusive)
+        return
+    cols = max(1, CHUNK // per_lane)
+    for o in range(outer):
+        for i in range(0, inner, cols):
+            _cumsum_int8(lanes[o:o + 1, :, i:i + cols], dst[o:o + 1, :, i:i + cols], data,
+                         options.exclusive)
+
+
+def _cumsum_int8(lane: np.ndarray, dst: np.ndarray, data: CumsumData, exclusive: bool) -> None:
+    """reference_ops::CumSum (int8) on one block (outer, depth, inner) of lanes."""
     start = int(_scaled(np.int64(data.input_offset) << LEFT_SHIFT, data))
-    scaled_y = _scaled((lanes.astype(np.int64) + data.input_offset) << LEFT_SHIFT, data)
+    scaled_y = _scaled((lane.astype(np.int64) + data.input_offset) << LEFT_SHIFT, data)
     running = np.cumsum(scaled_y, axis=1) + start
-    if options.exclusive:
+    if exclusive:
         running = np.concatenate([np.full_like(running[:, :1], start), running[:, :-1]],
                                  axis=1)
     raw = multiply_by_quantized_multiplier_smaller_than_one_exp(
         wrap_int32(running), data.output_multiplier, data.output_shift) + data.output_offset
-    result = np.clip(raw, data.act_min, data.act_max).astype(np.int8)
-    if options.reverse:
-        result = result[:, ::-1, :]
-    out.reshape(result.shape)[...] = result
+    np.copyto(dst, np.clip(raw, data.act_min, data.act_max), casting="unsafe")
 
 
 REGISTRATION = Registration("CUMSUM", init=None, prepare=prepare, eval=eval_,
