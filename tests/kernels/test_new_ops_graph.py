@@ -193,3 +193,14 @@ def test_invoke_allocates_under_the_projects_bound() -> None:
 def test_big_graph_matches_the_wheel() -> None:
     data = np.random.default_rng(0).standard_normal((1, 64, 64, 16)).astype(np.float32)
     check_op(_big_graph(), [data])
+
+
+@pytest.mark.oracle
+def test_minimum_arena_is_the_wheels() -> None:
+    """min_arena works in the wheel and 16 bytes less does not (temp tensors included)."""
+    from tflm_oracle import tflm_fits
+
+    model = _graph()
+    minimum = allocate_model(read_model(model)).min_arena
+    assert tflm_fits(model, minimum)[0]
+    assert not tflm_fits(model, minimum - 16)[0]
