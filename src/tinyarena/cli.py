@@ -216,8 +216,14 @@ def _cmd_report(sub: Any) -> None:
     add_report_parser(sub)
 
 
+def _cmd_ops(sub: Any) -> None:
+    from tinyarena.cli_ops import add_ops_parser
+
+    add_ops_parser(sub)
+
+
 COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
-                                   _cmd_report, _cmd_check, _cmd_export, _cmd_whatif)
+                                   _cmd_report, _cmd_check, _cmd_export, _cmd_whatif, _cmd_ops)
 
 
 class _Version(argparse.Action):

@@ -311,11 +311,16 @@ def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver:
 
 def _registrations(model: Model, resolver: Resolver) -> dict[tuple[int, int], Registration]:
     """GetRegistrationFromOpCode for every node; unknown ops fail before anything is sized."""
-    return {
-        (sg.index, op.index): resolver.registration(op.name)
-        for sg in model.subgraphs
-        for op in sg.operators
-    }
+    found = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            try:
+                found[(sg.index, op.index)] = resolver.registration(op.name)
+            except UnsupportedOpError as exc:  # say where the op sits in the model
+                raise UnsupportedOpError(
+                    f"{op.name} (operator {op.index} of subgraph {sg.index}): {exc}",
+                    op_name=op.name, op_index=op.index, subgraph_index=sg.index) from None
+    return found
 
 
 def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver) -> None:
@@ -436,8 +441,23 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
             if reg.prepare is not None:
                 with _foreign_errors_named(op, sg.index, "prepare"):
                     run.op_data[(sg.index, op.index)] = reg.prepare(ctx, op)
+            _check_dynamic_tensors(sg.tensors, op, sg.index)
             ctx.finish()
             _resize_request_array(run)
+
+
+def _check_dynamic_tensors(tensors: tuple[Tensor, ...], op: Operator, subgraph: int) -> None:
+    """CheckDynamicTensors, after each Prepare: an output with a dimension <= 0 (a legacy [0]
+    scalar aside) is refused, so TFLM never runs a zero-sized output."""
+    for index in op.outputs:
+        if index < 0:
+            continue
+        shape = tuple(tensors[index].shape)
+        if shape != (0,) and any(d <= 0 for d in shape):
+            raise KernelError(
+                f"Op#{op.index} ({op.name}) of subgraph {subgraph} has dynamic tensor #{index} "
+                f"(shape {shape}): Dynamic tensors are not supported by TFLM; give every "
+                f"output dimension a positive size")
 
 
 def _finish_model_allocation(run: _Run) -> None:

@@ -149,6 +149,11 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataComparison": (32, 4),
     "OpDataAbsRsqrt": (28, 4),  # elementwise.cc: 4 int32, bool, int-based enum, TfLiteType
     "OpDataVarHandle": (4, 4),
+    # ops-a (issue 8)
+    "OpDataMirrorPad": (20, 4),  # mirror_pad.cc: five ints
+    "OpDataSelect": (1, 1),  # select.cc: one bool
+    "OpDataCumSum": (36, 4),  # cumsum.cc: nine int32, allocated in Prepare for int8 only
+    "SpaceToBatchParams": (4, 4),  # types.h: one int32 output_offset
 }
 
 # TFLM's signal library (signal/micro/kernels, signal/src): custom-op params and the state
@@ -227,6 +232,11 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "OpDataTransposeConv": (88, 8),
     "OpDataConcatenation": (80, 8),
     "OpDataAssignVariable": (4, 4),
+    "OpDataEmbeddingLookup": (16, 8),  # embedding_lookup.cc: float + size_t (ops-a)
+    # decode_state*.h: vtable, context and profiler pointers, then the fields (ops-a)
+    "DecodeStateLut": (72, 8),
+    "DecodeStatePrune": (80, 8),
+    "DecodeStateHuffman": (56, 8),
     # Builtin structs that contain pointers.
     "TfLiteVarHandleParams": (16, 8),
     **_COMMON_BUILTIN,
@@ -265,6 +275,10 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     "SoftmaxParams": (56, 4),
     "OpDataTransposeConv": (72, 4),
     "OpDataConcatenation": (24, 4),
+    "OpDataEmbeddingLookup": (8, 4),  # embedding_lookup.cc: float + size_t (ops-a)
+    "DecodeStateLut": (36, 4),
+    "DecodeStatePrune": (40, 4),
+    "DecodeStateHuffman": (28, 4),
     "TfLiteVarHandleParams": (8, 4),
     **_COMMON_BUILTIN,
     **_ENUM_BUILTIN_INT,

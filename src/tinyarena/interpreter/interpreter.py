@@ -407,8 +407,9 @@ class Interpreter:
                 if reg.eval is None:
                     raise UnsupportedOpError(
                         f"{op.name} (operator {op.index} of subgraph {sg.index}) has no eval "
-                        f"kernel in tinyarena yet (its arena size is known: use "
-                        f"tinyarena.allocate_model for sizing)",
+                        f"kernel in tinyarena yet, so the model cannot run here; its arena "
+                        f"size is exact all the same: use `tinyarena size` / `plan` / "
+                        f"`optimize` (tinyarena.allocate_model)",
                         op_name=op.name, op_index=op.index, subgraph_index=sg.index)
         return registrations
 
@@ -767,6 +768,9 @@ def _subgraph_views(arena: np.ndarray, sg: Subgraph,
             typed, raw = _tensor_view(arena, int(offset), t)
             arrays.append(typed)
             byte_views.append(raw)
+        elif t.element_count == 0 and t.type in NUMPY_DTYPES:  # nothing to plan, still an array
+            arrays.append(np.empty(t.shape, NUMPY_DTYPES[t.type]))
+            byte_views.append(np.empty(0, np.uint8))
         else:
             arrays.append(None)
             byte_views.append(None)

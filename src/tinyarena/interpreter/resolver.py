@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 from tinyarena.errors import InterpreterError, UnsupportedOpError
 from tinyarena.kernels import MODULES, registration
 from tinyarena.kernels.base import Registration
+from tinyarena.kernels.catalog import unsupported_op_message
 from tinyarena.model.types import Model, Operator
 
 
@@ -74,6 +75,11 @@ class OpResolver:
     def resolve(self, op: Operator, subgraph_index: int = 0) -> Registration:
         """The kernel for ``op``; raises UnsupportedOpError naming the op and its index."""
         found = self.find(op.name)
+        if found is None and self._all_builtins:  # every kernel tinyarena has: say why not
+            raise UnsupportedOpError(
+                f"{op.name} (operator {op.index} of subgraph {subgraph_index}): "
+                f"{unsupported_op_message(op.name)}",
+                op_name=op.name, op_index=op.index, subgraph_index=subgraph_index)
         if found is None:
             kind = "custom op" if op.is_custom else "op"
             hint = (f"resolver.add({op.name!r})" if op.name in MODULES
