@@ -24,12 +24,34 @@ step; tests check that both methods agree with it.
 
 from __future__ import annotations
 
-from typing import Sequence
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence, overload
 
 import numpy as np
 
 from tinyarena.errors import PlanError
 from tinyarena.planning.buffers import Buffer, BufferArrays, Plan, buffer_arrays
+
+@dataclass(frozen=True)
+class Deadline:
+    """A point on ``clock`` after which a placement pass gives up (returns None). Checked every
+    ``every`` buffers, so a pass overruns it by at most that many placements."""
+
+    at: float
+    clock: Callable[[], float] = time.perf_counter
+    every: int = 64
+
+    def passed(self, step: int) -> bool:
+        return step % self.every == 0 and self.clock() > self.at
+
+    def remaining(self) -> float:
+        return max(self.at - self.clock(), 0.0)
+
+
+class _Stopped(Exception):
+    """Unwinds a placement pass whose deadline passed."""
+
 
 GREEDY_BYTES_PER_BUFFER = 40
 """Working memory TFLM's planner needs per buffer (GreedyMemoryPlanner::per_buffer_size():
@@ -137,7 +159,8 @@ def _placed_neighbours(arrays: BufferArrays, order: np.ndarray, max_pairs: int
 
 
 def _greedy_offsets_neighbours(arrays: BufferArrays, order: np.ndarray, flat: np.ndarray,
-                               starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+                               starts: np.ndarray, lengths: np.ndarray,
+                               stop: Deadline | None = None) -> np.ndarray:
     """Placement using precomputed lists of earlier-placed, time-intersecting buffers."""
     n = len(arrays)
     result = np.zeros(n, dtype=np.int64)
@@ -149,7 +172,9 @@ def _greedy_offsets_neighbours(arrays: BufferArrays, order: np.ndarray, flat: np
     given = arrays.offsets.tolist()
     starts_py = starts.tolist()
     lengths_py = lengths.tolist()
-    for i in order.tolist():
+    for step, i in enumerate(order.tolist()):
+        if stop is not None and stop.passed(step):
+            raise _Stopped
         size, count = sizes[i], lengths_py[i]
         if fixed[i]:
             offset = given[i]
@@ -179,7 +204,8 @@ def _place_small(size: int, entries: list[tuple[int, int]]) -> int:
     return candidate
 
 
-def _greedy_offsets_scan(arrays: BufferArrays, order: np.ndarray) -> np.ndarray:
+def _greedy_offsets_scan(arrays: BufferArrays, order: np.ndarray,
+                         stop: Deadline | None = None) -> np.ndarray:
     """Placement filtering all placed entries per buffer (for heavily overlapping lifetimes)."""
     n = len(arrays)
     result = np.zeros(n, dtype=np.int64)
@@ -193,6 +219,8 @@ def _greedy_offsets_scan(arrays: BufferArrays, order: np.ndarray) -> np.ndarray:
     fixed = arrays.fixed.tolist()
     given = arrays.offsets.tolist()
     for placed, i in enumerate(order.tolist()):
+        if stop is not None and stop.passed(placed):
+            raise _Stopped
         size, first, last = sizes[i], firsts[i], lasts[i]
         if fixed[i]:
             offset = given[i]
@@ -208,17 +236,31 @@ def _greedy_offsets_scan(arrays: BufferArrays, order: np.ndarray) -> np.ndarray:
     return result
 
 
-def first_fit_offsets(arrays: BufferArrays, order: np.ndarray) -> np.ndarray:
+@overload
+def first_fit_offsets(arrays: BufferArrays, order: np.ndarray) -> np.ndarray: ...
+
+
+@overload
+def first_fit_offsets(arrays: BufferArrays, order: np.ndarray,
+                      stop: Deadline | None) -> np.ndarray | None: ...
+
+
+def first_fit_offsets(arrays: BufferArrays, order: np.ndarray,
+                      stop: Deadline | None = None) -> np.ndarray | None:
     """TFLM's first-fit placement, but visiting buffers in ``order`` instead of TFLM's.
 
     Fixed buffers keep their offsets wherever they appear in ``order``. The optimizer uses
-    this to try other placement orders with exactly the greedy's gap rule.
+    this to try other placement orders with exactly the greedy's gap rule. With ``stop``,
+    None once its deadline passes.
     """
     order = np.asarray(order, dtype=np.int64)
-    neighbours = _placed_neighbours(arrays, order, _MAX_PAIRS)
-    if neighbours is None:
-        return _greedy_offsets_scan(arrays, order)
-    return _greedy_offsets_neighbours(arrays, order, *neighbours)
+    try:
+        neighbours = _placed_neighbours(arrays, order, _MAX_PAIRS)
+        if neighbours is None:
+            return _greedy_offsets_scan(arrays, order, stop)
+        return _greedy_offsets_neighbours(arrays, order, *neighbours, stop=stop)
+    except _Stopped:
+        return None
 
 
 def plan_greedy(buffers: Sequence[Buffer]) -> Plan:
@@ -369,6 +411,7 @@ def _reference_greedy_offsets(buffers: Sequence[Buffer]) -> list[int]:
 
 
 __all__ = [
+    "Deadline",
     "GREEDY_BYTES_PER_BUFFER",
     "GreedyPlanner",
     "first_fit_offsets",
