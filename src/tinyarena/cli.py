@@ -13,6 +13,7 @@ import json
 import math
 import os
 import sys
+import time
 from typing import Any, Callable, Sequence
 
 from tinyarena.cli_common import (
@@ -23,7 +24,7 @@ from tinyarena.cli_common import (
     size_argument,
     version_text,
 )
-from tinyarena.errors import TinyArenaError
+from tinyarena.errors import PlanError, TinyArenaError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
 
@@ -44,6 +45,12 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:
 
 
 def _run_plan(args: argparse.Namespace) -> int:
+    if args.buffers is not None:
+        from tinyarena.cli_buffers import run_plan_buffers
+
+        return run_plan_buffers(args)
+    if args.model is None:
+        raise PlanError("plan needs a model (a .tflite file) or --buffers FILE.csv")
     from tinyarena.model import read_model
     from tinyarena.report import explain_arena, plan_dict, render_plan
 
@@ -73,10 +80,16 @@ def _cmd_plan(sub: Any) -> None:
     p = sub.add_parser("plan", help="the memory plan of the head (TFLM's planners)",
                        description="Show where TFLM's memory planner puts every tensor and "
                                    "scratch buffer of MODEL in the arena's head.")
-    p.add_argument("model", help="a .tflite file")
+    p.add_argument("model", nargs="?", help="a .tflite file")
+    p.add_argument("--buffers", metavar="FILE.csv",
+                   help="plan these buffers instead of a model's: MiniMalloc's CSV "
+                        "(id,lower,upper,size; live on [lower, upper))")
     p.add_argument("--planner", choices=("greedy", "linear", "optimal"), default="greedy",
                    help="TFLM's GreedyMemoryPlanner (default) or LinearMemoryPlanner, or the "
                         "best plan tinyarena finds (as TFLM runs it when pinned offline)")
+    p.add_argument("--time-budget", type=_time_budget, default=1.0, metavar="SECONDS",
+                   help="with --planner optimal: the whole command's time, start-up and "
+                        "reading included (default 1)")
     add_target_argument(p)
     p.add_argument("--ascii", action="store_true", help="add TFLM's PrintMemoryPlan picture")
     p.add_argument("--svg", metavar="FILE", help="also write the plan as an SVG picture")
@@ -141,6 +154,12 @@ def _cmd_whatif(sub: Any) -> None:
     add_whatif_parser(sub)
 
 
+def _budget_left(args: argparse.Namespace) -> float:
+    """--time-budget counts the whole command: what start-up and parsing left of it."""
+    spent = time.perf_counter() - getattr(args, "started", time.perf_counter())
+    return max(args.time_budget - spent, 0.0)
+
+
 def _time_budget(text: str) -> float:
     """argparse type of --time-budget: a finite number of seconds, zero or more."""
     try:
@@ -160,7 +179,7 @@ def _run_optimize(args: argparse.Namespace) -> int:
 
     _refuse_overwrite(args.model, args.output, args.force)
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
-                            time_budget_s=args.time_budget, target=args.target,
+                            time_budget_s=_budget_left(args), target=args.target,
                             kernel_set=args.kernel_set)
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
@@ -264,9 +283,11 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 1 tinyarena error, 2 usage error)."""
+    started = time.perf_counter()  # --time-budget counts from here
     arguments = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(json_errors="--json" in arguments)
     args = parser.parse_args(arguments)  # usage errors exit 2 (as JSON with --json)
+    args.started = started
     try:
         status: int = args.handler(args)
     except TinyArenaError as exc:

@@ -261,7 +261,10 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
     work = without_offline_plan(model)
     if len(work.metadata) != len(model.metadata):
         notes.append("the model's own OfflineMemoryAllocation plan was replaced")
+    emulated = time.perf_counter()
     layout = allocate_model(work, target=target)
+    # What follows the search (two more emulations and the rewrite) must fit in the budget too.
+    reserve = 2.5 * (time.perf_counter() - emulated)
     editable = supports_graph_edits(work)
     if not editable and (reorder or overlap != "none"):
         notes.append("subgraph 0 runs other subgraphs (IF/WHILE/CALL_ONCE): no reordering and "
@@ -285,9 +288,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
                if editable and mode == "safe" else ())
     problem = _problem(layout, groups)
     links = _links(problem, partial)
-    remaining = max(time_budget_s - (time.perf_counter() - start), 0.05)
-    search: SearchResult = search_plan(problem.buffers, time_budget_s=remaining, seed=seed,
-                                       links=links)
+    search: SearchResult = search_plan(problem.buffers, seed=seed, links=links,
+                                       deadline=start + max(time_budget_s - reserve, 0.0))
     bound = linked_lower_bound(problem.buffers, links)
     if search.optimal and search.head > bound:
         bound = search.head  # the exact solver proved nothing smaller exists

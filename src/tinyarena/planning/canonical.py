@@ -367,39 +367,53 @@ class Minimized:
 
 def minimize_height(buffers: Sequence[Buffer], known: Sequence[int], *, deadline: float,
                     clock: Callable[[], float] = time.perf_counter,
-                    unit: int = 16) -> Minimized:
+                    unit: int = 16, first_share: float = 0.5,
+                    share: float = 0.3) -> Minimized:
     """Lower the height of the plan ``known`` (offsets, addition order) as far as the
     deadline allows, by decision runs at smaller capacities.
 
-    The first run is at the live-bytes lower bound: a plan there is optimal by definition.
-    Then bisection between the largest capacity proven infeasible (or the bound) and the best
-    height found; a run that times out narrows nothing and ends the search. ``optimal`` is
-    True when the height equals the bound or the capacity one ``unit`` below it was proven
-    infeasible.
+    Anytime: no run may take all the time left, so that one hard capacity cannot eat the
+    budget. The first run is at the live-bytes lower bound (a plan there is optimal by
+    definition; on real models and on perfect packings that is where the optimum is), with
+    ``first_share`` of the time; then bisection, each run with ``share`` of what is left,
+    between the lowest capacity not ruled out and the best height found. A run that proves a
+    capacity infeasible raises the floor (a proof); one that runs out of time only steers the
+    bisection upwards, towards capacities that are easier to fill; when the bisection closes
+    on such guesses, all the time left goes to the lowest capacity still open. ``optimal`` is True only when the height equals the bound or the capacity one
+    ``unit`` below it was proven infeasible.
     """
     sizes = [b.size for b in buffers]
     best = tuple(int(o) for o in known)
     best_height = max((o + s for o, s in zip(best, sizes)), default=0)
     bound = lower_bound(buffers)
-    infeasible_below = bound  # every capacity < this is impossible
+    proven_floor = bound  # every capacity below this is impossible (proven)
+    guess_floor = bound  # capacities below this timed out: unknown, treated as hard
     probes: list[Outcome] = []
-    capacity = bound
-    while best_height > infeasible_below and clock() < deadline:
-        outcome = fits(buffers, capacity, deadline=deadline, clock=clock)
+    capacity, portion = bound, first_share
+    while best_height > proven_floor:
+        now = clock()
+        if now >= deadline:
+            break
+        outcome = fits(buffers, capacity, deadline=now + portion * (deadline - now), clock=clock)
         probes.append(outcome)
         if outcome.offsets is not None:
             height = max((o + s for o, s in zip(outcome.offsets, sizes)), default=0)
             if height < best_height:
                 best, best_height = outcome.offsets, height
         elif outcome.infeasible:
-            infeasible_below = capacity + unit
+            proven_floor = max(proven_floor, capacity + unit)
+            guess_floor = max(guess_floor, proven_floor)
         else:
-            break  # out of time: nothing more can be learned
-        if best_height <= infeasible_below:
+            guess_floor = max(guess_floor, capacity + unit)
+        if best_height <= proven_floor:
             break
-        capacity = _round_to(infeasible_below + (best_height - unit - infeasible_below) // 2,
-                             unit, infeasible_below)
-    return Minimized(best, best_height, best_height <= infeasible_below, bound, tuple(probes))
+        if guess_floor < best_height:  # bisect what is still open above the guesses
+            capacity = _round_to(guess_floor + (best_height - unit - guess_floor) // 2, unit,
+                                 guess_floor)
+            portion = share
+        else:  # every open capacity timed out once: the rest of the time to the lowest
+            capacity, portion = proven_floor, 1.0
+    return Minimized(best, best_height, best_height <= proven_floor, bound, tuple(probes))
 
 
 def _round_to(value: int, unit: int, at_least: int) -> int:
