@@ -299,7 +299,7 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
     firsts = arrays.firsts.tolist()
     lasts = arrays.lasts.tolist()
     for i in range(n):
-        if stop is not None and stop.passed(i):
+        if i and stop is not None and stop.passed(i):
             return None  # building the model alone spent the budget
         for j in range(i + 1, n):
             if firsts[i] > lasts[j] or firsts[j] > lasts[i]:
@@ -324,7 +324,9 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
     solver = cp_model.CpSolver()
     if stop is not None:
         budget_s = min(budget_s, stop.remaining())
-    solver.parameters.max_time_in_seconds = max(budget_s, 0.01)
+    # A floor of 0.2 s (the budget's tolerance) lets CP-SAT finish its presolve and prove
+    # small models even when importing OR-Tools (once per process) used up the time.
+    solver.parameters.max_time_in_seconds = max(budget_s, 0.2)
     solver.parameters.num_workers = 2
     status = solver.Solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
