@@ -299,7 +299,7 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
     firsts = arrays.firsts.tolist()
     lasts = arrays.lasts.tolist()
     for i in range(n):
-        if i and stop is not None and stop.passed(i):
+        if stop is not None and stop.passed(i):
             return None  # building the model alone spent the budget
         for j in range(i + 1, n):
             if firsts[i] > lasts[j] or firsts[j] > lasts[i]:

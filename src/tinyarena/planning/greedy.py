@@ -46,7 +46,9 @@ class Deadline:
     every: int = 64
 
     def passed(self, step: int) -> bool:
-        return step % self.every == 0 and self.clock() > self.at
+        """Checked at steps every, 2 * every, ...: a pass always does its first ``every``
+        placements, so small problems finish even on a budget already spent."""
+        return step > 0 and step % self.every == 0 and self.clock() > self.at
 
     def remaining(self) -> float:
         return max(self.at - self.clock(), 0.0)
