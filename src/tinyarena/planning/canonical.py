@@ -70,6 +70,7 @@ class _Sweep:
     cuts: list[int]  # per boundary s|s+1: buffers living on both sides
     members: list[list[int]]  # per section: the buffers live in it
     member_table: np.ndarray  # the same, padded with n into a (sections, widest) int array
+    section_masks: np.ndarray  # (buffers, sections) bool: the sections each buffer lives in
 
 
 def _sweep(sizes: Sequence[int], firsts: Sequence[int], lasts: Sequence[int],
@@ -101,8 +102,11 @@ def _sweep(sizes: Sequence[int], firsts: Sequence[int], lasts: Sequence[int],
     table = np.full((n_sections, max(widest, 1)), n, dtype=np.int64)
     for s, group in enumerate(members):
         table[s, :len(group)] = group
+    masks = np.zeros((n, n_sections), dtype=bool)
+    for i in active:
+        masks[i, sec_lo[i]:sec_hi[i]] = True
     return _Sweep(sec_lo, sec_hi, [sorted(o - {i}) for i, o in enumerate(overlaps)], totals,
-                  [int(c) for c in cuts], members, table)
+                  [int(c) for c in cuts], members, table, masks)
 
 
 class _Abort(Exception):
@@ -130,7 +134,6 @@ class _Search:
         self.clock = clock
         n = len(sizes)
         self.offsets = [-1] * n
-        self.min_offsets = [0] * n
         self.floor = np.zeros(len(sweep.section_totals), dtype=np.int64)
         self.total = sweep.section_totals.copy()
         self.cuts = list(sweep.cuts)
@@ -141,7 +144,7 @@ class _Search:
         self.unplaced_min = np.zeros(n + 1, dtype=np.int64)
         self.unplaced_min[n] = _NEVER
         self.sw_members = sweep.member_table
-        self._touched = np.zeros(len(sweep.section_totals), dtype=bool)
+        self.overlap_arrays = [np.asarray(o, dtype=np.int64) for o in sweep.overlaps]
 
     # --- the search -------------------------------------------------------------------------
 
@@ -181,7 +184,7 @@ class _Search:
         # Dominance: at or above min_height a buffer would leave a gap that an unplaced
         # buffer fits in. Canonical: offsets never decrease along a branch (ties by rank).
         limit = min(min_height - 1, highest)
-        ranks = np.flatnonzero(pending & (lowest <= limit) & (lowest >= min_offset))
+        ranks = (pending & (lowest <= limit) & (lowest >= min_offset)).nonzero()[0]
         if not ranks.size:
             return _NOT_FOUND
         cand_offsets = lowest[ranks]
@@ -203,15 +206,13 @@ class _Search:
         height = offset + size
         self.offsets[b] = offset
         self.solution[b] = offset  # stale on failure; every successful branch rewrites it
-        # Buffers meeting b can no longer start below its end.
+        # Buffers meeting b can no longer start below its end (placed ones hold _NEVER).
         unplaced_min = self.unplaced_min
         unplaced_min[b] = _NEVER
-        raised: list[tuple[int, int]] = []
-        for other in sw.overlaps[b]:
-            if self.offsets[other] < 0 and self.min_offsets[other] < height:
-                raised.append((other, self.min_offsets[other]))
-                self.min_offsets[other] = height
-                unplaced_min[other] = height
+        near = self.overlap_arrays[b]
+        raised = near[unplaced_min[near] < height]
+        old_mins = unplaced_min[raised]
+        unplaced_min[raised] = height
         b_lo, b_hi = sw.sec_lo[b], sw.sec_hi[b]
         saved_floor = self.floor[b_lo:b_hi].copy()
         self.floor[b_lo:b_hi] = height
@@ -224,25 +225,18 @@ class _Search:
             self.floor[floor_change[0]] = floor_change[1]
         self.total[b_lo:b_hi] += size
         self.floor[b_lo:b_hi] = saved_floor
-        for other, old_min in reversed(raised):
-            self.min_offsets[other] = old_min
-            unplaced_min[other] = old_min
+        unplaced_min[raised] = old_mins
         unplaced_min[b] = offset  # b's lowest offset was the one it was placed at
         self.offsets[b] = -1
         return status
 
-    def _raise_floors_to_unplaced(self, raised: list[tuple[int, int]]
+    def _raise_floors_to_unplaced(self, raised: np.ndarray
                                   ) -> tuple[np.ndarray, np.ndarray] | None:
         """A section's floor is at least the lowest offset any unplaced buffer in it can take
         (only sections holding a buffer whose lowest offset just rose can change)."""
-        if not raised:
+        if not raised.size:
             return None
-        sw = self.sw
-        mask = self._touched
-        mask[:] = False
-        for other, _ in raised:
-            mask[sw.sec_lo[other]:sw.sec_hi[other]] = True
-        touched = np.flatnonzero(mask)
+        touched = self.sw.section_masks[raised].any(axis=0).nonzero()[0]
         lowest = self.unplaced_min[self.sw_members[touched]].min(axis=1)
         old = self.floor[touched]
         self.floor[touched] = np.maximum(old, lowest)
