@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
-from tinyarena.cli_common import add_target_argument
+from tinyarena.cli_common import add_target_argument, plan_warnings
 from tinyarena.errors import TinyArenaError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
@@ -28,9 +28,11 @@ def _layout(args: argparse.Namespace, **kwargs: Any) -> Any:
     return allocate_model(read_model(args.model), **kwargs)
 
 
-def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:
+def _emit(args: argparse.Namespace, data: dict[str, Any], text: str,
+          warnings: list[str] | None = None) -> int:
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps(data if warnings is None else {**data, "warnings": warnings},
+                         indent=2))
     else:
         print(text)
     return 0
@@ -47,7 +49,8 @@ def _run_plan(args: argparse.Namespace) -> int:
     else:
         layout = _layout(args, planner=args.planner)
     return _emit(args, plan_dict(layout),
-                 render_plan(layout, title=args.model, ascii_picture=args.ascii))
+                 render_plan(layout, title=args.model, ascii_picture=args.ascii),
+                 plan_warnings(args))
 
 
 def _cmd_plan(sub: Any) -> None:
@@ -67,7 +70,8 @@ def _run_size(args: argparse.Namespace) -> int:
     from tinyarena.report import render_size, size_dict
 
     layout = _layout(args, target=args.target, arena_size=args.arena_size)
-    return _emit(args, size_dict(layout), render_size(layout, title=args.model))
+    return _emit(args, size_dict(layout), render_size(layout, title=args.model),
+                 plan_warnings(args))
 
 
 def _cmd_size(sub: Any) -> None:
@@ -114,7 +118,7 @@ def _run_optimize(args: argparse.Namespace) -> int:
 
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
                             time_budget_s=args.time_budget, target=args.target,
-                            kernel_set=args.kernel_set)
+                            kernel_set=args.kernel_set or getattr(args, "kernels", None))
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
     return _emit(args, data, render_optimize(result, args.model, args.output))
@@ -133,16 +137,19 @@ def _cmd_optimize(sub: Any) -> None:
                    help="search a better operator order (default on)")
     p.add_argument("--overlap", choices=("none", "views", "safe"), default="safe",
                    help="which tensors may share bytes: none, views (RESHAPE/SQUEEZE/"
-                        "EXPAND_DIMS outputs on their input), safe (views, element-wise "
-                        "ops in place, and conv/depthwise/pooling/PAD outputs partly over "
-                        "their dying input; TFLM reference kernels only). Default safe")
-    p.add_argument("--kernel-set", default="reference", metavar="NAME",
-                   help="the kernels the firmware runs: reference (TFLM's reference kernels, "
-                        "as in the pip wheel; default) or another name (e.g. cmsis-nn), for "
-                        "which --overlap safe is refused")
+                        "EXPAND_DIMS outputs on their input), safe (views plus every rule the "
+                        "named kernels' loop order is proven to tolerate: element-wise ops in "
+                        "place, conv/depthwise/pooling/PAD outputs partly over their dying "
+                        "input). Default safe; with no --target or --kernel-set it plans only "
+                        "what every kernel set tolerates")
+    p.add_argument("--kernel-set", default=None, metavar="NAME",
+                   help="the kernels the firmware runs: reference, cmsis-nn, or cmsis-nn:plain|"
+                        "dsp|mve (default: the --target's kernels; neither named: a plan safe "
+                        "for every kernel set)")
     p.add_argument("--time-budget", type=_time_budget, default=1.0, metavar="SECONDS",
                    help="time for the placement search (default 1)")
     add_target_argument(p)
+    p.set_defaults(target=None)  # no target named: plan for every kernel set
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_optimize)
 

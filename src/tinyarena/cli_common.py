@@ -19,4 +19,22 @@ def add_target_argument(p: argparse.ArgumentParser) -> None:
                         "(default host-x64, the pip wheel)")
 
 
-__all__ = ["add_target_argument"]
+def plan_warnings(args: argparse.Namespace) -> list[str]:
+    """Warnings for sizing or running ``args.model`` on the target the arguments name (printed
+    to stderr as ``warning: ...``; JSON output lists them under ``warnings``): today, a plan
+    ``tinyarena optimize`` proved safe only for other kernels than that target's."""
+    import sys
+
+    from tinyarena.arena.targets import get_target
+    from tinyarena.model import read_model
+    from tinyarena.optimize.safety import plan_warnings as _warnings
+
+    profile = get_target(getattr(args, "target", None) or "host-x64").with_kernel_set(
+        getattr(args, "kernels", None))
+    found = _warnings(read_model(args.model), profile)
+    for text in found:
+        print(f"warning: {text}", file=sys.stderr)
+    return found
+
+
+__all__ = ["add_target_argument", "plan_warnings"]

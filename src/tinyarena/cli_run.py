@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyarena.cli_common import add_target_argument
+from tinyarena.cli_common import add_target_argument, plan_warnings
 
 
 def _dequantized(value: np.ndarray, details: dict[str, Any]) -> np.ndarray | None:
@@ -64,6 +64,7 @@ def run_command(args: argparse.Namespace) -> int:
     from tinyarena.interpreter import Interpreter
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
 
+    warnings = plan_warnings(args)
     ip = Interpreter(args.model, arena_size=args.arena_size, target=args.target)
     ip.allocate_tensors()
     in_details = ip.get_input_details()
@@ -95,6 +96,7 @@ def run_command(args: argparse.Namespace) -> int:
                         for i, (d, v) in enumerate(zip(out_details, outputs))],
             "invoke_ms": {"median": median_ms, "runs": len(times)},
             "allocation": report.to_dict(),
+            "warnings": warnings,
         }
         print(json.dumps(data, indent=2))
         return 0

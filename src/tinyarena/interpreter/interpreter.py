@@ -23,7 +23,7 @@ import numpy as np
 
 from tinyarena.arena.allocator import allocate_model
 from tinyarena.arena.layout import ArenaLayout
-from tinyarena.arena.targets import get_target
+from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import (
     InterpreterError,
     ModelError,
@@ -203,11 +203,14 @@ class Interpreter:
 
     ``arena`` is any writable buffer (its start is aligned up to 16 as TFLM does); or give
     ``arena_size`` to have a 16-aligned arena made; with neither, the smallest arena TFLM
-    would accept is made at allocation time.
+    would accept is made at allocation time. ``target`` names the build (``"cortex-m4"`` runs
+    CMSIS-NN's kernels, as that build does); ``kernel_set`` ("reference" or "cmsis-nn")
+    overrides the target's kernels, and the default resolver registers that set's kernels.
     """
 
     def __init__(self, model: ModelSource, arena: Any = None, *, arena_size: int | None = None,
-                 resolver: OpResolver | None = None, target: str = "host-x64") -> None:
+                 resolver: OpResolver | None = None, target: str | TargetProfile = "host-x64",
+                 kernel_set: str | None = None) -> None:
         if arena is not None and arena_size is not None:
             raise InterpreterError("give either arena (a buffer) or arena_size, not both")
         if arena_size is not None and (not isinstance(arena_size, int)
@@ -219,8 +222,15 @@ class Interpreter:
         self._model = _load_model(model)
         if not self._model.subgraphs:
             raise ModelError("the model has no subgraphs")
-        self._resolver = resolver if resolver is not None else OpResolver.default()
-        self._target_name = target
+        self._target = get_target(target, kernel_set)
+        self._resolver = (resolver if resolver is not None
+                          else OpResolver.default(self._target.kernel_set))
+        if self._resolver.kernel_set != self._target.kernel_set:
+            raise InterpreterError(
+                f"the resolver registers {self._resolver.kernel_set} kernels but target "
+                f"{self._target.name} runs {self._target.kernel_set}; build it with "
+                f"OpResolver([...], kernel_set={self._target.kernel_set!r}) or pass "
+                f"kernel_set={self._resolver.kernel_set!r}")
         self._arena: np.ndarray | None
         if arena is not None:
             self._arena = _aligned(_arena_array(arena))
@@ -251,6 +261,11 @@ class Interpreter:
         return self._allocated().layout
 
     @property
+    def target(self) -> TargetProfile:
+        """The build this interpreter emulates (struct layout, kernel set, TFLM version)."""
+        return self._target
+
+    @property
     def resolver(self) -> OpResolver:
         return self._resolver
 
@@ -265,11 +280,11 @@ class Interpreter:
         registrations = self._resolve()
         if self._arena is None:
             # Smallest arena TFLM accepts: the layout's offsets then refer to min_arena bytes.
-            layout = allocate_model(self._model, target=self._target_name, arena_size=None,
+            layout = allocate_model(self._model, target=self._target, arena_size=None,
                                     resolver=self._resolver, allow_tinyarena_kernels=True)
             self._arena = _own_arena(int(layout.arena_size))
         else:
-            layout = allocate_model(self._model, target=self._target_name,
+            layout = allocate_model(self._model, target=self._target,
                                     arena_size=int(self._arena.shape[0]),
                                     resolver=self._resolver, allow_tinyarena_kernels=True)
         self._alloc = self._build(layout, registrations)
@@ -301,7 +316,7 @@ class Interpreter:
         op_data = tuple(tuple(layout.op_data.get((sg.index, op.index))
                               for op in sg.operators) for sg in self._model.subgraphs)
         evals = tuple(tuple(_eval_fn(reg) for reg in regs) for regs in registrations)
-        graph = Graph(model=self._model, target=get_target(self._target_name),
+        graph = Graph(model=self._model, target=self._target,
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
                       workspaces=workspaces, resources=tuple(r for r, _ in resources))
         variables = tuple(

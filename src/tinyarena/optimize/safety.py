@@ -1,0 +1,137 @@
+"""Which overlap rules of ``overlap`` each kernel set's loop order is proven to tolerate.
+
+A plan that lets two live tensors share bytes is only as safe as the loops that run it, and
+those loops belong to the kernel set the firmware links, not to TFLM. Each ``RuleSet`` below
+lists, for one kernel set (and ISA class, where CMSIS-NN's code differs by ISA), the ops for
+which rule (b) (element-wise in place) and rule (c) (partial overlap of a window/PAD output
+with its dying input) are proven; rule (a) (views) is proven for every kernel set, because
+RESHAPE, SQUEEZE and EXPAND_DIMS are never replaced. Anything not listed is refused.
+
+Proofs for CMSIS-NN (``ARM-software/CMSIS-NN`` at 4ab83cc3, the commit TFLM 90b983c2 pins, with
+TFLM's ``kernels/cmsis_nn/*.cc`` replacing ADD, MUL, CONV_2D, DEPTHWISE_CONV_2D,
+FULLY_CONNECTED, AVERAGE/MAX_POOL_2D, SOFTMAX, SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM,
+TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL):
+
+* rule (b), ADD and MUL (``arm_elementwise_add_s8``/``_s16``, ``arm_elementwise_mul_s8``/
+  ``_s16``; broadcasts and float stay in TFLM's reference code): the plain-C loop reads element
+  i of both inputs and then writes element i; the DSP loop reads 4 int8 (or 2 int16) of each
+  input, then writes those 4 (2) outputs; the MVE loop loads 4 lanes, then stores the same 4.
+  Every write lands on elements already read and never ahead of the next read, so the output
+  at its input's offset is exact on every ISA. The other rule-(b) ops (SUB, RELU, RELU6,
+  LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, QUANTIZE) are not replaced by CMSIS-NN: the reference
+  proof holds.
+* rule (c) is refused for CMSIS-NN on every ISA. Its loop orders are not the reference one:
+  the DSP/plain ``arm_convolve_s8`` writes two output pixels (every channel) after building two
+  im2col columns; ``arm_convolve_1x1_s8_fast`` / ``arm_nn_mat_mult_nt_t_s8`` walk output
+  channels outermost and re-read every input pixel for each channel pair, so any overlap of
+  output and input is overwritten before its last read; ``arm_max_pool_s8`` copies an input row
+  into the output and then compares in place; the depthwise 3x3 and MVE kernels batch their
+  reads differently again. No margin is derived for them here, so none is used. This is what
+  made the old default wrong on the Cortex-M4 CMSIS-NN build (issue 9: person_detect's scores
+  64/-64 became 47/-47).
+
+With no kernel set named, ``optimize`` plans with ``PORTABLE``: views only, safe for every
+kernel set, including ones tinyarena does not know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from tinyarena.errors import PlanError
+from tinyarena.model.metadata import PlanSafety, plan_safety
+from tinyarena.model.types import Model
+from tinyarena.optimize.margins import MARGIN_OPS
+
+PORTABLE = "any"
+VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+INPLACE_OPS = frozenset({"ADD", "SUB", "MUL", "RELU", "RELU6", "LOGISTIC", "TANH", "LEAKY_RELU",
+                         "HARD_SWISH", "QUANTIZE"})
+PARTIAL_OPS = MARGIN_OPS
+CMSIS_NN_ISAS = ("plain", "dsp", "mve")
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The overlap rules one kernel set (``key``) is proven to tolerate, per op."""
+
+    key: str
+    inplace_ops: frozenset[str]
+    partial_ops: frozenset[str]
+    proof: str
+
+
+def _cmsis(isa: str) -> RuleSet:
+    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS, frozenset(),
+                   f"CMSIS-NN ({isa}): element-wise ADD/MUL read a block before writing it; "
+                   "window and PAD loop orders unproven (module docstring)")
+
+
+RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
+    PORTABLE: RuleSet(PORTABLE, frozenset(), frozenset(),
+                      "views only: safe whatever kernels the firmware links"),
+    "reference": RuleSet("reference", INPLACE_OPS, PARTIAL_OPS,
+                         "TFLM's reference kernels (overlap rules (b) and (c), margins)"),
+    "cmsis-nn": RuleSet("cmsis-nn", INPLACE_OPS, frozenset(),
+                        "CMSIS-NN on every ISA class (what all of plain, DSP and MVE tolerate)"),
+    **{f"cmsis-nn:{isa}": _cmsis(isa) for isa in CMSIS_NN_ISAS},
+})
+
+
+def kernel_set_key(kernel_set: str, isa: str | None = None) -> str:
+    """``"reference"``, ``"cmsis-nn:dsp"``...: the RULE_SETS key for a kernel set on an ISA."""
+    key = f"{kernel_set}:{isa}" if isa and kernel_set == "cmsis-nn" else kernel_set
+    if key not in RULE_SETS:
+        raise PlanError(f"unknown kernel set {key!r}: tinyarena knows the loop order of "
+                        f"{', '.join(k for k in RULE_SETS if k != PORTABLE)}; name one of them, "
+                        f"or name none to get a plan safe for every kernel set")
+    return key
+
+
+def target_key(profile: Any) -> str:
+    """The RULE_SETS key of a target profile: its kernel set (``reference`` for profiles that
+    predate kernel sets) on its CMSIS-NN ISA class."""
+    return kernel_set_key(getattr(profile, "kernel_set", "reference") or "reference",
+                          getattr(profile, "cmsis_nn_isa", None))
+
+
+def rule_set(key: str) -> RuleSet:
+    return RULE_SETS[kernel_set_key(key)]
+
+
+def safe_for(used: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """Every kernel set key whose proofs cover each used (rule, op name) pair; ``("any",)``
+    when only rules every kernel set tolerates (views, lifetimes, reordering) were used."""
+    pairs = {(rule, op) for rule, op in used if rule != "view"}
+    if not pairs:
+        return (PORTABLE,)
+
+    def covers(rs: RuleSet) -> bool:
+        return all(op in (rs.inplace_ops if rule == "in-place" else rs.partial_ops)
+                   for rule, op in pairs)
+
+    return tuple(k for k, rs in RULE_SETS.items() if k != PORTABLE and covers(rs))
+
+
+def plan_warnings(model: Model, profile: Any) -> list[str]:
+    """Warnings for running ``model`` on ``profile``: its pinned plan was written by ``tinyarena
+    optimize`` for kernel sets that do not include the target's."""
+    safety: PlanSafety | None = plan_safety(model)
+    if safety is None or PORTABLE in safety.safe_for:
+        return []
+    key = target_key(profile)
+    if key in safety.safe_for:
+        return []
+    name = getattr(profile, "name", str(profile))
+    planned = f" (planned for target {safety.target})" if safety.target else ""
+    return [f"this model's arena plan (OfflineMemoryAllocation written by tinyarena optimize"
+            f"{planned}) overlaps tensors under rules proven only for kernel set(s) "
+            f"{', '.join(safety.safe_for)}; target {name} runs kernel set {key}, whose loop "
+            f"order may overwrite data still needed: its outputs can differ from the original "
+            f"model's. Re-run tinyarena optimize on the original model with --target {name}"]
+
+
+__all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
+           "VIEW_OPS", "kernel_set_key", "plan_warnings", "rule_set", "safe_for", "target_key"]
