@@ -15,7 +15,8 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
-from tinyarena.cli_common import add_target_argument, plan_warnings
+from tinyarena.cli_common import add_target_argument, plan_warnings, target_from_args
+from tinyarena.cli_targets import add_targets_parser
 from tinyarena.errors import TinyArenaError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
@@ -39,15 +40,22 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str,
 
 
 def _run_plan(args: argparse.Namespace) -> int:
+    from tinyarena.arena.targets import get_target
+    from tinyarena.errors import PlanError
     from tinyarena.report import plan_dict, render_plan
 
     if args.planner == "optimal":
         from tinyarena.optimize import optimal_layout
 
         # The layout is TFLM's, running the best plan pinned offline; name it for what it is.
-        layout = dataclasses.replace(optimal_layout(args.model), planner="optimal")
+        profile = target_from_args(args)
+        if profile.kernel_set != get_target(profile.name).kernel_set:
+            raise PlanError("--planner optimal plans for the target's own kernel set; drop "
+                            "--kernels or use --planner greedy")
+        layout = dataclasses.replace(optimal_layout(args.model, target=profile.name),
+                                     planner="optimal")
     else:
-        layout = _layout(args, planner=args.planner)
+        layout = _layout(args, target=target_from_args(args), planner=args.planner)
     return _emit(args, plan_dict(layout),
                  render_plan(layout, title=args.model, ascii_picture=args.ascii),
                  plan_warnings(args))
@@ -62,6 +70,7 @@ def _cmd_plan(sub: Any) -> None:
                    help="TFLM's GreedyMemoryPlanner (default) or LinearMemoryPlanner, or the "
                         "best plan tinyarena finds (as TFLM runs it when pinned offline)")
     p.add_argument("--ascii", action="store_true", help="add TFLM's PrintMemoryPlan picture")
+    add_target_argument(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_plan)
 
@@ -69,7 +78,7 @@ def _cmd_plan(sub: Any) -> None:
 def _run_size(args: argparse.Namespace) -> int:
     from tinyarena.report import render_size, size_dict
 
-    layout = _layout(args, target=args.target, arena_size=args.arena_size)
+    layout = _layout(args, target=target_from_args(args), arena_size=args.arena_size)
     return _emit(args, size_dict(layout), render_size(layout, title=args.model),
                  plan_warnings(args))
 
@@ -154,7 +163,8 @@ def _cmd_optimize(sub: Any) -> None:
     p.set_defaults(handler=_run_optimize)
 
 
-COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize)
+COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
+                                    add_targets_parser)
 
 
 def build_parser() -> argparse.ArgumentParser:

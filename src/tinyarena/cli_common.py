@@ -7,16 +7,34 @@ each other, so that a new subcommand is one module and one line in ``cli.COMMAND
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tinyarena.arena.targets import TargetProfile
 
 
 def add_target_argument(p: argparse.ArgumentParser) -> None:
-    """``--target``, the same on every command that sizes or plans for a TFLM build: its
-    choices are the profiles ``tinyarena.arena.targets`` defines, so a new target is data."""
-    from tinyarena.arena.targets import PROFILES
+    """``--target`` and ``--kernels``, the same on every command that sizes, plans or runs for
+    a TFLM build: the choices are the profiles and kernel sets ``tinyarena.arena.targets``
+    defines, so a new target is data. ``target_from_args`` turns them into one profile."""
+    from tinyarena.arena.targets import KERNEL_SETS, PROFILES
 
     p.add_argument("--target", choices=tuple(PROFILES), default="host-x64",
-                   help="the TFLM build: struct layout, kernels and allocator "
-                        "(default host-x64, the pip wheel)")
+                   help="the TFLM build: struct layout, kernels and allocator (default "
+                        "host-x64, the pip wheel; cortex-m0 ... cortex-m85 for an Arm "
+                        "Cortex-M firmware built with arm-none-eabi-gcc; list: tinyarena "
+                        "targets)")
+    p.add_argument("--kernels", choices=KERNEL_SETS, default=None,
+                   help="the kernels the firmware links (default: the target's own: "
+                        "cmsis-nn on cortex-m*, reference elsewhere)")
+
+
+def target_from_args(args: argparse.Namespace) -> TargetProfile:
+    """The profile ``--target`` and ``--kernels`` name (host-x64 when no target is given)."""
+    from tinyarena.arena.targets import get_target
+
+    return get_target(getattr(args, "target", None) or "host-x64",
+                      getattr(args, "kernels", None))
 
 
 def plan_warnings(args: argparse.Namespace) -> list[str]:
@@ -37,4 +55,4 @@ def plan_warnings(args: argparse.Namespace) -> list[str]:
     return found
 
 
-__all__ = ["add_target_argument", "plan_warnings"]
+__all__ = ["add_target_argument", "plan_warnings", "target_from_args"]

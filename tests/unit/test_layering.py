@@ -22,6 +22,7 @@ RANKS = {
     "report": 7,
     "cli_common": 8,
     "cli_run": 9,  # and any other cli_<name>.py subcommand module
+    "cli_targets": 9,
     "cli": 10,
     "__init__": 11, "__main__": 11,
 }

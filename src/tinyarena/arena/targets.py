@@ -39,6 +39,8 @@ class TargetProfile:
     CMSIS-NN cannot be linked). CMSIS-NN kernels read the ISA and
     ``kernels_optimized_for_speed`` (TFLM's ``KERNELS_OPTIMIZED_FOR_SPEED``) as data.
     ``tflm_commit`` is the TFLM version whose numbers the profile reproduces.
+    ``float_fma``: the build contracts float ``a * b + c`` into one fused multiply-add (GCC's
+    default with a hardware FPU, ``-mfloat-abi=hard``), which float kernels emulate.
     """
 
     name: str
@@ -54,6 +56,7 @@ class TargetProfile:
     abi: str = ""
     tflm_commit: str = "90b983c2"
     kernels_optimized_for_speed: bool = False
+    float_fma: bool = False
 
     @property
     def kernels(self) -> str:
@@ -287,7 +290,7 @@ _CMSIS_NN_OPDATA: dict[str, tuple[int, int]] = {
 }
 
 _CORTEX_M: dict[str, tuple[int, int]] = {**_ARM32_SHORT_ENUMS, **_CMSIS_NN_OPDATA}
-_CORTEX_ABI = "arm-none-eabi-gcc default (AAPCS, 32-bit, short enums: TfLiteTensor 32 B)"
+_CORTEX_ABI = "arm-none-eabi-gcc default: AAPCS, 32-bit, short enums"
 
 # core -> (CMSIS-NN ISA class, what the core offers CMSIS-NN).
 _CORES: dict[str, tuple[str, str]] = {
@@ -300,6 +303,10 @@ _CORES: dict[str, tuple[str, str]] = {
     "cortex-m55": ("mve", "Armv8.1-M with MVE (Helium)"),
     "cortex-m85": ("mve", "Armv8.1-M with MVE (Helium)"),
 }
+# Cores with a single-precision FPU (VFMA), built hard-float as the device oracle's M4 and M55:
+# TFLM's float sums ``total += a * b`` compile to fused multiply-adds there (measured on
+# hello_world_float: m4/m55 equal the fused result, the soft-float m3 the unfused one).
+_FPU_CORES = frozenset({"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "cortex-m85"})
 
 
 def _cortex_profile(core: str, isa: str, what: str) -> TargetProfile:
@@ -309,6 +316,7 @@ def _cortex_profile(core: str, isa: str, what: str) -> TargetProfile:
         pointer_size=4, compression=False, short_enums=True, default_allocator="production",
         structs=MappingProxyType(_CORTEX_M), kernel_set="cmsis-nn", cmsis_nn_isa=isa,
         core=core, abi=_CORTEX_ABI, tflm_commit="90b983c2", kernels_optimized_for_speed=True,
+        float_fma=core in _FPU_CORES,
     )
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from tinyarena.arena.layout import ArenaLayout
+from tinyarena.arena.targets import get_target
 from tinyarena.planning import Buffer, Plan, render_memory_plan
 
 
@@ -10,18 +13,24 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
+def layout_header(layout: ArenaLayout) -> str:
+    """What every number below depends on: target, ABI, kernel set, allocator, planner."""
+    profile = get_target(layout.target, layout.kernel_set)
+    return f"{profile.header(layout.allocator)} | {layout.planner} planner"
+
+
 def render_size(layout: ArenaLayout, title: str = "") -> str:
     """Totals first, then where the tail goes, in TFLM's recording categories."""
     lines = []
     if title:
-        lines.append(f"{title}  [{layout.target}, {layout.allocator} allocator, "
-                     f"{layout.planner} planner]")
+        lines.append(title)
+    lines.append(layout_header(layout))
     lines.append(f"arena used      {_n(layout.total):>12} bytes  (head {_n(layout.head)} + tail "
                  f"{_n(layout.tail)})")
     lines.append(f"minimum arena   {_n(layout.min_arena):>12} bytes")
-    if layout.overlap_free_arena > layout.min_arena:
-        lines.append(f"overlap-free    {_n(layout.overlap_free_arena):>12} bytes  (keeps kernels' "
-                     f"Prepare allocations clear of their temp tensors)")
+    if layout.min_arena_note:
+        lines.extend(textwrap.wrap(f"({layout.min_arena_note})", width=96,
+                                   initial_indent=" " * 16, subsequent_indent=" " * 17))
     rows = [(name, c.used, c.requested, c.count) for name, c in layout.categories.items()]
     itemised = sum(used for _, used, _, _ in rows)
     rows.append(("not itemised (allocator objects, params, ...)", layout.tail - itemised, 0, 0))
@@ -40,6 +49,7 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
     lines = []
     if title:
         lines.append(title)
+    lines.append(layout_header(layout))
     share = (f" ({100 * layout.lower_bound / layout.head:.0f}% of the head)"
              if layout.head else "")
     lines.append(f"head {_n(layout.head)} bytes, {layout.planner} planner; lower bound "
