@@ -37,6 +37,7 @@ from tinyarena.kernels._conv_common import (
     phased_taps,
     tile_taps,
 )
+from tinyarena.kernels._fma import fused_dot_accumulate
 from tinyarena.kernels._quant import (
     ChannelRequant,
     calculate_activation_range_float,
@@ -670,6 +671,7 @@ class FullyConnectedData:
     ws_wt: int = -1  # SMALL_FLOAT: constant (output_depth, accum_depth) float32 weights
     ws_prod: int = -1  # SMALL_FLOAT: scratch (batches, output_depth, accum_depth) float32
     bias_f: np.ndarray | None = None  # SMALL_FLOAT: (output_depth,) float32 bias, -0.0 as +0.0
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
 
 
 def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
@@ -774,7 +776,10 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
         input_offset = -tensor_quant(input_t)[1]  # added for int8 and int16 alike
         if not per_channel:  # the per-channel kernel ignores the filter zero point
             filter_offset = -tensor_quant(filter_t)[1]
-    exact_float = kind == KIND_FLOAT and batches * accum_depth * output_depth <= EXACT_FLOAT_WORK
+    fused = kind == KIND_FLOAT and bool(getattr(ctx.target, "float_fma", False))
+    # A fused build's sums have one order and one rounding per step: always the exact path.
+    exact_float = kind == KIND_FLOAT and (
+        fused or batches * accum_depth * output_depth <= EXACT_FLOAT_WORK)
     filt = _const(filter_t)
     gemm_dtype: Any = np.float32 if exact_float else np.float64
     if kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(
@@ -807,12 +812,13 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     if kind != KIND_FLOAT and acc_bias_const:
         sums = np.zeros(output_depth) if wmat is None else wmat.sum(axis=0, dtype=np.float64)
         acc_bias = folded_bias(sums, input_offset, bias)
-    small = _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, wmat,
-                      bias_t, bias, acc_bias_const)
+    small = (SMALL_NONE, -1, -1, None) if fused else \
+        _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, wmat,
+                  bias_t, bias, acc_bias_const)
     return FullyConnectedData(kind, per_channel, batches, accum_depth, output_depth, fmin, fmax,
                               input_offset, filter_offset, rq, ws_wmat, bias, exact_float,
                               ws_x, ws_acc, ws_acci, ws_tmp, acc_bias, acc_bias_const,
-                              gemm_dtype, *small)
+                              gemm_dtype, *small, fused=fused)
 
 
 def _fc_wmat(filt: np.ndarray, output_depth: int, accum_depth: int, filter_offset: int,
@@ -838,9 +844,12 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
             acc = ws(data.ws_acc)
             tmp = ws(data.ws_tmp)
             acc.fill(0.0)
-            for d in range(data.accum_depth):
-                np.multiply(x2[:, d:d + 1], wmat[d], out=tmp)
-                acc += tmp
+            if data.fused:
+                fused_dot_accumulate(x2, wmat, acc)
+            else:
+                for d in range(data.accum_depth):
+                    np.multiply(x2[:, d:d + 1], wmat[d], out=tmp)
+                    acc += tmp
         else:
             xs = ws(data.ws_x)
             np.copyto(xs, x2)
