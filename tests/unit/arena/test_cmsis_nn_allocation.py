@@ -15,7 +15,7 @@ from tinyarena.arena.allocator import allocate_model
 from tinyarena.arena.layout import ArenaLayout
 from tinyarena.arena.targets import PROFILES, get_target
 from tinyarena.builder import ModelBuilder
-from tinyarena.errors import UnsupportedOpError
+from tinyarena.errors import KernelError, UnsupportedOpError
 from tinyarena.kernels import registration
 from tinyarena.model import read_model
 
@@ -205,3 +205,18 @@ def test_registry_falls_back_to_reference() -> None:
     assert registration("CONV_2D", "cmsis-nn") is not registration("CONV_2D")
     with pytest.raises(UnsupportedOpError, match="kernel set"):
         registration("CONV_2D", "xtensa")
+
+
+def test_fully_connected_per_channel_int16_is_refused() -> None:
+    """cmsis_nn/fully_connected.cc: per-channel weights only with int8 input (TF_LITE_ENSURE)."""
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 4), "int16", scale=0.001, zero_point=0)
+    w = b.add_constant("w", np.ones((3, 4), np.int8), scale=[0.01, 0.02, 0.03],
+                       zero_point=[0, 0, 0], quantized_dimension=0)
+    y = b.add_tensor("y", (1, 3), "int16", scale=0.01, zero_point=0)
+    b.add_operator("FULLY_CONNECTED", [x, w, None], [y])
+    b.mark_output(y)
+    model = b.build()
+    with pytest.raises(KernelError, match="per-channel"):
+        _layout(model, "cortex-m4")
+    assert _layout(model, "cortex-m4", "reference").total > 0

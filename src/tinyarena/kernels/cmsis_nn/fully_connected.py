@@ -18,6 +18,7 @@ No int4 unpack buffer (CMSIS-NN reads packed int4 filters). Arithmetic: the refe
 
 from __future__ import annotations
 
+from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_kernels import (
     FullyConnectedData,
     fully_connected_eval,
@@ -52,6 +53,11 @@ def prepare(ctx: PrepareContext, op: Operator) -> FullyConnectedData:
         ctx.allocate_persistent(4 * scales)  # per_channel_output_multiplier
         ctx.allocate_persistent(4 * scales)  # per_channel_output_shift
     data = fully_connected_op_data(ctx, op)
+    if per_channel and (source is None or source.type != TensorType.INT8
+                        or weights is None or weights.type == TensorType.INT4):
+        raise KernelError("FULLY_CONNECTED with CMSIS-NN takes per-channel quantized weights "
+                          "only with int8 input and int8 weights (TFLM's cmsis_nn kernel "
+                          "refuses the rest); use per-tensor weights or --kernels reference")
     output = ctx.tensor(op.outputs[OUTPUT])
     if source is None or weights is None or output is None \
             or source.type != TensorType.INT8 or weights.type == TensorType.INT4:
