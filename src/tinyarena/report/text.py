@@ -28,6 +28,9 @@ def render_size(layout: ArenaLayout, title: str = "") -> str:
     lines.append(f"arena used      {_n(layout.total):>12} bytes  (head {_n(layout.head)} + tail "
                  f"{_n(layout.tail)})")
     lines.append(f"minimum arena   {_n(layout.min_arena):>12} bytes")
+    if layout.arena_size < layout.min_arena:
+        lines.append(f"warning: the {_n(layout.arena_size)}-byte arena passes TFLM's checks but "
+                     f"is below the safe minimum; declare {_n(layout.min_arena)} bytes")
     if layout.min_arena_note:
         lines.extend(textwrap.wrap(f"({layout.min_arena_note})", width=96,
                                    initial_indent=" " * 16, subsequent_indent=" " * 17))
