@@ -12,10 +12,7 @@ import pytest
 from device_outputs import CONFIGS, figures, matches, model_path, run_device_input
 
 # Figures tinyarena does not reproduce yet, and why; strict, so a fix shows up as a failure.
-KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
-    ("m3-cmsis-nn", "trained_lstm.tflite"): "soft-float newlib's expf is fdlibm's, not glibc's: "
-                                            "two SOFTMAX outputs one ulp apart",
-}
+KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
 
 
 def _cases() -> list[object]:

@@ -41,6 +41,9 @@ class TargetProfile:
     ``tflm_commit`` is the TFLM version whose numbers the profile reproduces.
     ``float_fma``: the build contracts float ``a * b + c`` into one fused multiply-add (GCC's
     default with a hardware FPU, ``-mfloat-abi=hard``), which float kernels emulate.
+    ``libm`` is the C library whose ``expf`` the float kernels call: "glibc" (the wheel's
+    host), "newlib" (Cortex-M with an FPU: the same double-based algorithm) or "newlib-fdlibm"
+    (no FPU: newlib's old fdlibm float code; see ``kernels._libm``).
     """
 
     name: str
@@ -57,6 +60,7 @@ class TargetProfile:
     tflm_commit: str = "90b983c2"
     kernels_optimized_for_speed: bool = False
     float_fma: bool = False
+    libm: str = "glibc"
 
     @property
     def kernels(self) -> str:
@@ -316,7 +320,7 @@ def _cortex_profile(core: str, isa: str, what: str) -> TargetProfile:
         pointer_size=4, compression=False, short_enums=True, default_allocator="production",
         structs=MappingProxyType(_CORTEX_M), kernel_set="cmsis-nn", cmsis_nn_isa=isa,
         core=core, abi=_CORTEX_ABI, tflm_commit="90b983c2", kernels_optimized_for_speed=True,
-        float_fma=core in _FPU_CORES,
+        float_fma=core in _FPU_CORES, libm="newlib" if core in _FPU_CORES else "newlib-fdlibm",
     )
 
 

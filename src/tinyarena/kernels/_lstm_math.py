@@ -26,7 +26,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._fixedpoint import wrap_int32_inplace
-from tinyarena.kernels._libm import expf, tanhf
+from tinyarena.kernels._libm import expf_for, tanhf
 from tinyarena.kernels._lut import SIGMOID_TABLE_UINT16
 from tinyarena.kernels._quant import (
     ChannelRequant,
@@ -210,6 +210,7 @@ class LstmPlan:
     in_rq: ChannelRequant | None
     rec_rq: ChannelRequant | None
     workspaces: tuple[int, ...]
+    libm: str = "glibc"  # float: the build's C library (std::exp), see _libm.expf_for
 
 
 GateArrays = dict[str, tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
@@ -238,7 +239,8 @@ def lstm_plan(ctx: PrepareContext, kind: str, time_major: bool, x_shape: tuple[i
         ws_float = (request((rows, cols), F32), request((rows, cols), F32),
                     request((batch, n_state + 1, cols), F32), request((batch, cols), F32))
         return LstmPlan(kind, time_major, steps, batch, n_input, n_state, w_in.astype(F32),
-                        w_rec.astype(F32), bias, 0, 0, None, None, ws_float)
+                        w_rec.astype(F32), bias, 0, 0, None, None, ws_float,
+                        libm=ctx.target.libm)
     if quant is None:
         raise KernelError(f"LSTM: the {kind} kernel needs the quantization parameters of its "
                           "gates; none were computed")
@@ -330,12 +332,12 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
 # ----------------------------------------------------------------------------------------------
 
 
-def float_sigmoid(v: np.ndarray) -> np.ndarray:
+def float_sigmoid(v: np.ndarray, libm: str = "glibc") -> np.ndarray:
     """reference_ops::Logistic<float>: 1 above 16.619..., exp(x) below -9, else 1/(1+exp(-x)),
-    with std::exp(float) as glibc's expf (ported bit-exactly in ``_libm``), evaluated once per
-    element on whichever argument its branch needs."""
+    with std::exp(float) as the build's C library computes it (``_libm.expf_for``), evaluated
+    once per element on whichever argument its branch needs."""
     low = v < F32(-9)
-    e = expf(np.where(low, v, -v))
+    e = expf_for(libm)(np.where(low, v, -v))
     mid = F32(1) / (F32(1) + e)
     res = np.where(v > F32(16.619047164916992188), F32(1), np.where(low, e, mid))
     return res.astype(F32)
@@ -376,9 +378,9 @@ def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndar
         np.multiply(h[:, :, None], plan.w_rec, out=rec[:, 1:, :])
         np.add.accumulate(rec, axis=1, out=rec)
         np.add(_at(pre3, t, plan.time_major), rec[:, s, :], out=gates)
-        gates[:, :3 * s] = float_sigmoid(gates[:, :3 * s])
+        gates[:, :3 * s] = float_sigmoid(gates[:, :3 * s], plan.libm)
         if cell_activation == "SIGMOID":
-            gates[:, 3 * s:] = float_sigmoid(gates[:, 3 * s:])
+            gates[:, 3 * s:] = float_sigmoid(gates[:, 3 * s:], plan.libm)
         elif cell_activation == "TANH":
             gates[:, 3 * s:] = float_tanh(gates[:, 3 * s:])
         else:

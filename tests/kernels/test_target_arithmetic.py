@@ -1,0 +1,83 @@
+"""Arithmetic that depends on the build, not on the kernel set: a hardware FPU's fused
+multiply-add (``kernels._fma``) and newlib's soft-float ``expf`` (``_libm.expf_fdlibm``).
+
+Both are checked end to end by tests/oracle/test_device_outputs.py (hello_world_float on the
+Cortex-M4/M55 builds needs the fused sums, trained_lstm on the Cortex-M3 build the fdlibm
+expf). Here each is checked against facts computed independently: fmaf against exact rational
+arithmetic, expf_fdlibm against exp in double (fdlibm's bound: under one ulp) and its special
+cases, and the targets' choices against what the device builds are.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from tinyarena.arena.targets import get_target
+from tinyarena.kernels._fma import fma32
+from tinyarena.kernels._libm import expf, expf_fdlibm, expf_for
+
+F = np.float32
+
+
+def _round_to_f32(q: Fraction) -> np.float32:
+    """The float32 nearest to the rational q, ties to even (overflow to inf)."""
+    guess = F(float(q))
+    best = guess
+    for cand in (np.nextafter(guess, F(-np.inf)), guess, np.nextafter(guess, F(np.inf))):
+        if not np.isfinite(cand):
+            continue
+        d, db = abs(Fraction(float(cand)) - q), abs(Fraction(float(best)) - q)
+        if d < db or (d == db and int(np.array([cand]).view(np.uint32)[0]) % 2 == 0):
+            best = cand
+    return best
+
+
+def test_fma32_rounds_once() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=3000).astype(F) * F(1e3)
+    b = rng.normal(size=3000).astype(F)
+    c = rng.normal(size=3000).astype(F) * F(1e2)
+    # Cases where the double sum is exactly a float32 midpoint but the exact sum is not: the
+    # product's tail decides, which double rounding would lose.
+    a = np.concatenate([a, np.array([1 + 2 ** -12, 1 + 2 ** -23], F)])
+    b = np.concatenate([b, np.array([1 + 2 ** -12, 1 - 2 ** -24], F)])
+    c = np.concatenate([c, np.array([2 ** -24, -1], F)])
+    got = fma32(a, b, c)
+    want = np.array([_round_to_f32(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+                     for x, y, z in zip(a, b, c)], F)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    unfused = (a * b + c).astype(F)
+    assert not np.array_equal(got, unfused)  # the cases above do tell the two apart
+
+
+def test_expf_fdlibm_is_within_one_ulp_and_its_own_function() -> None:
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-103, 88.7, 200_000), rng.uniform(-1.1, 1.1, 50_000)]
+                       ).astype(F)
+    got = expf_fdlibm(x)
+    exact = np.exp(x.astype(np.float64))
+    ulp = np.abs(got.astype(np.float64) - exact) / np.spacing(got).astype(np.float64)
+    assert ulp.max() < 1.0
+    # not correctly rounded like glibc's: it is a different function on many inputs
+    assert (got != expf(x, fused=False)).mean() > 0.01
+
+
+def test_expf_fdlibm_special_values() -> None:
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 89.0, -104.0, 1e-10, -1e-10], F)
+    y = expf_fdlibm(x)
+    assert y[0] == 1 and y[1] == 1 and y[2] == np.inf and y[3] == 0 and np.isnan(y[4])
+    assert y[5] == np.inf and y[6] == 0 and y[7] == 1 and y[8] == 1
+
+
+@pytest.mark.parametrize("target,fma,libm", [
+    ("host-x64", False, "glibc"), ("arm32-short-enums", False, "glibc"),
+    ("cortex-m0", False, "newlib-fdlibm"), ("cortex-m3", False, "newlib-fdlibm"),
+    ("cortex-m4", True, "newlib"), ("cortex-m55", True, "newlib")])
+def test_targets_name_their_float_arithmetic(target: str, fma: bool, libm: str) -> None:
+    profile = get_target(target)
+    assert profile.float_fma is fma and profile.libm == libm
+    x = np.linspace(-20, 20, 101).astype(F)
+    assert expf_for(libm)(x).dtype == F
