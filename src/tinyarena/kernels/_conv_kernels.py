@@ -49,6 +49,7 @@ from tinyarena.kernels._quant import (
     requantize_int64_inplace,
     tensor_quant,
 )
+from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic, scale_arithmetic
 from tinyarena.kernels.base import required_tensor
 from tinyarena.model.types import Operator, Tensor, TensorType
 
@@ -676,8 +677,10 @@ class FullyConnectedData:
 
 def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
                             bias_t: Tensor | None, output_t: Tensor, activation: str,
-                            output_depth: int) -> tuple[ChannelRequant, bool]:
-    """CalculateOpDataFullyConnected's quantized part: (requant constants, is_per_channel)."""
+                            output_depth: int, arithmetic: ScaleArithmetic = WHEEL
+                            ) -> tuple[ChannelRequant, bool]:
+    """CalculateOpDataFullyConnected's quantized part: (requant constants, is_per_channel);
+    ``arithmetic``: the TFLM version's (``_tflm_version``)."""
     in_scale, _ = tensor_quant(input_t)
     out_scale, out_zp = tensor_quant(output_t)
     scales = filter_scales(filter_t, "filter")
@@ -690,11 +693,11 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
         m, s = per_channel_multipliers(in_scale, scales, out_scale, len(scales))
         m, s = m[:output_depth], s[:output_depth]
     else:
-        # GetQuantizedConvolutionMultipler: the bias-scale sanity check, then
-        # double(input_scale) * double(filter_scale) / double(output_scale). The TFLM source
-        # snapshot rounds the product to float32 first, but the pinned wheel does not: outputs
-        # sitting on a rounding boundary between the two multipliers match the wheel only with
-        # the double product (tests/kernels/test_fully_connected.py, multiplier regression).
+        # GetQuantizedConvolutionMultipler: the bias-scale sanity check on the double product,
+        # then the product / double(output_scale). The wheel (8f6596d) multiplies the widened
+        # scales in double; TFLM 90b983c2 rounds the product to float32 first. Outputs on a
+        # rounding boundary between the two multipliers differ by one step
+        # (tests/kernels/test_fully_connected.py, multiplier regression).
         product = float(np.float32(in_scale)) * float(scales[0])
         if bias_t is not None:
             bias_scale = tensor_quant(bias_t)[0]
@@ -704,7 +707,7 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
                     "than 2% of the output scale; requantize the bias")
         if product < 0:
             raise KernelError("FULLY_CONNECTED: negative input_scale * filter_scale")
-        mult, shift = quantize_multiplier(product / out_scale)
+        mult, shift = quantize_multiplier(arithmetic.product(in_scale, scales[0]) / out_scale)
         m, s = np.array([mult]), np.array([shift])
     dtype = np.int8 if kind == KIND_INT8 else np.int16
     lo, hi = calculate_activation_range_quantized(activation, out_scale, out_zp, dtype)
@@ -772,7 +775,8 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     input_offset = filter_offset = 0
     if kind != KIND_FLOAT:
         rq, per_channel = fully_connected_requant(kind, input_t, filter_t, bias_t, output_t,
-                                                  activation, output_depth)
+                                                  activation, output_depth,
+                                                  scale_arithmetic(ctx.target))
         input_offset = -tensor_quant(input_t)[1]  # added for int8 and int16 alike
         if not per_channel:  # the per-channel kernel ignores the filter zero point
             filter_offset = -tensor_quant(filter_t)[1]

@@ -38,6 +38,7 @@ from tinyarena.kernels._quant import (
     requantize_int64_inplace,
     wrap_int32,
 )
+from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic
 from tinyarena.kernels._unary import checked_log2
 from tinyarena.kernels.base import PrepareContext
 
@@ -91,14 +92,15 @@ class LstmQuant:
     quantized_cell_clip: int
 
 
-def fc_quant(inp: QuantParams, weight: QuantParams) -> FcQuant:
+def fc_quant(inp: QuantParams, weight: QuantParams, arithmetic: ScaleArithmetic = WHEEL
+             ) -> FcQuant:
     """CalculateOpDataFullyConnected with a bias of nullptr and the Q3.12 int16 output.
 
-    GetQuantizedConvolutionMultipler as the pinned wheel computes it: both float32 scales
-    widened to double, multiplied and divided by the output scale in double. (The repository
-    snapshot rounds the product to float32 first; see test_multiplier_drift.py.)
+    GetQuantizedConvolutionMultipler: the product of the two float32 scales (in double by the
+    wheel, 8f6596d; rounded to float32 by TFLM 90b983c2, see ``_tflm_version``), divided by the
+    output scale in double.
     """
-    product = float(F32(inp.scale)) * float(F32(weight.scale))
+    product = arithmetic.product(inp.scale, weight.scale)
     m, s = quantize_multiplier(product / float(F32(GATE_PREACT_SCALE)))
     return FcQuant(-inp.zero_point, -weight.zero_point, m, s)
 
@@ -113,10 +115,11 @@ def inter_gate_mul(scale1: float, scale2: float, out_scale: float, out_bits: int
 
 def lstm_quant(input_q: QuantParams, hidden_q: QuantParams, hidden_bits: int,
                cell_scale: float, cell_clip: float,
-               weights: dict[str, tuple[QuantParams, QuantParams]]) -> LstmQuant:
+               weights: dict[str, tuple[QuantParams, QuantParams]],
+               arithmetic: ScaleArithmetic = WHEEL) -> LstmQuant:
     """PrepareGateParametersInteger + CreateLstmCellStateInfo."""
-    input_fc = {g: fc_quant(input_q, weights[g][0]) for g in GATES}
-    recurrent_fc = {g: fc_quant(hidden_q, weights[g][1]) for g in GATES}
+    input_fc = {g: fc_quant(input_q, weights[g][0], arithmetic) for g in GATES}
+    recurrent_fc = {g: fc_quant(hidden_q, weights[g][1], arithmetic) for g in GATES}
     is_pot, power = checked_log2(cell_scale)
     if not is_pot:
         raise KernelError(f"LSTM: cell state scale {cell_scale} must be a power of two")

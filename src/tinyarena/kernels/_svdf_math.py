@@ -26,6 +26,7 @@ from tinyarena.kernels._fixedpoint import (
 )
 from tinyarena.kernels._libm import tanhf
 from tinyarena.kernels._quant import ChannelRequant, quantize_multiplier, requantize_inplace
+from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic
 from tinyarena.kernels.base import PrepareContext
 
 F32 = np.float32
@@ -46,20 +47,20 @@ class SvdfQuant:
 
 def svdf_quant(input_scale: float, feature_scale: float, state_scale: float, time_scale: float,
                bias_scale: float, output_scale: float, input_zp: int, output_zp: int,
-               state_zp: int) -> SvdfQuant:
+               state_zp: int, arithmetic: ScaleArithmetic = WHEEL) -> SvdfQuant:
     """PrepareSvdf's integer part: the effective scales and the bias-scale check.
 
-    The pinned wheel widens every float32 scale to double before multiplying and dividing
-    (the repository snapshot's svdf_common.cc does both products and quotients in float32);
-    the two differ on rounding boundaries, see test_multiplier_drift.py.
+    The wheel (8f6596d) widens every float32 scale to double before multiplying and dividing;
+    TFLM 90b983c2's svdf_common.cc does both products and quotients in float32. ``arithmetic``
+    is the target's (``_tflm_version``); the two differ on rounding boundaries.
     """
-    s_in, s_wf, s_st = (float(F32(s)) for s in (input_scale, feature_scale, state_scale))
-    s_wt, s_out = float(F32(time_scale)), float(F32(output_scale))
+    s_st, s_out = float(F32(state_scale)), float(F32(output_scale))
     if s_st == 0 or s_out == 0:
         raise KernelError("SVDF needs non-zero activation-state and output scales")
-    eff1 = s_in * s_wf / s_st
-    eff2 = s_st * s_wt / s_out
-    if not abs(float(F32(bias_scale)) - s_st * s_wt) < 1e-5:
+    sa = arithmetic
+    eff1 = sa.quotient(sa.product(input_scale, feature_scale), state_scale)
+    eff2 = sa.quotient(sa.product(state_scale, time_scale), output_scale)
+    if not abs(float(F32(bias_scale)) - sa.product(state_scale, time_scale)) < 1e-5:
         raise KernelError("SVDF: bias scale must equal activation-state scale times weights_time "
                           "scale; requantize the bias")
     a1, b1 = quantize_multiplier(eff1)
