@@ -75,6 +75,12 @@ def _buffer_size(isa: str, op: Operator, dtype: TensorType, in_shape: tuple[int,
 
 
 # -- eval (cmsis-run) --
+# CMSIS-NN's int8 and int16 convolutions (arm_convolve_wrapper_s8/s16: im2col, 1x1, 1xN and
+# MVE paths) sum the same integers and requantise with arm_nn_requantize / its MVE and s64
+# forms, which round exactly as TFLM's MultiplyByQuantizedMultiplier; float falls back to the
+# reference kernel. So the reference arithmetic is reused. Checked: every conv_int8/int16 sweep
+# and person_detect/kws_ref_model on m3 (plain C), m4 (DSP) and m55 (MVE) builds
+# (tests/oracle/test_device_outputs.py).
 eval_ = conv2d_eval
 
 REGISTRATION = Registration("CONV_2D", init=init, prepare=prepare, eval=eval_,

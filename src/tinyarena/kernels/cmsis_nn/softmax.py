@@ -26,6 +26,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> SoftmaxOpData:
 
 
 # -- eval (cmsis-run) --
+# arm_softmax_s8 / arm_softmax_s8_s16 / arm_softmax_s16 are TFLM's fixed-point softmax (the
+# same exp-on-negative-values, reciprocal and the LUTs CalculateSoftmaxParams builds); reused.
+# Checked: softmax_int8/int16 sweeps and every shared int8 model's SOFTMAX on all three ISAs.
 eval_ = reference.eval_
 
 REGISTRATION = Registration("SOFTMAX", init=init, prepare=prepare, eval=eval_,

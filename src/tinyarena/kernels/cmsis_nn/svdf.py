@@ -41,6 +41,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> reference.OpData:
 
 
 # -- eval (cmsis-run) --
+# arm_svdf_s8 / arm_svdf_state_s16_s8: feature dot products requantised to the state with
+# arm_nn_requantize, time dot products plus bias requantised to the output: the reference's
+# integers and rounding; reused. Checked: keyword_scrambled(_8bit) on all three ISAs.
 eval_ = reference.eval_
 
 REGISTRATION = Registration("SVDF", init=init, prepare=prepare, eval=eval_,

@@ -52,6 +52,9 @@ def _int8_buffers(ctx: PrepareContext, op: Operator, isa: str) -> tuple[int, int
 
 
 # -- eval (cmsis-run) --
+# arm_transpose_conv_s8: bias-initialised int32 accumulators scattered per input pixel, then
+# arm_nn_requantize (MVE: arm_requantize_mve_32x4) per channel: the reference's integers and
+# rounding; reused (not measured by the device oracle).
 eval_ = reference.eval_
 
 REGISTRATION = Registration("TRANSPOSE_CONV", init=init, prepare=prepare, eval=eval_,

@@ -50,6 +50,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> reference.OpData:
 
 
 # -- eval (cmsis-run) --
+# arm_lstm_unidirectional_s8/s16: gate FCs with kernel sums, int16 sigmoid/tanh tables and
+# requantised gate products, as the reference integer LSTM; reused. Checked:
+# trained_lstm_int8 on all three ISAs (float: trained_lstm, via the reference kernel).
 eval_ = reference.eval_
 
 REGISTRATION = Registration("UNIDIRECTIONAL_SEQUENCE_LSTM", init=init, prepare=prepare,
