@@ -42,7 +42,14 @@ from tinyarena.errors import PlanError
 from tinyarena.model.types import Model
 from tinyarena.optimize.graph import PLAN_ALIGNMENT, OpGraph
 from tinyarena.optimize.margins import op_margin
-from tinyarena.optimize.safety import INPLACE_OPS, PARTIAL_OPS, VIEW_OPS, kernel_set_key, rule_set
+from tinyarena.optimize.safety import (
+    INPLACE_OPS,
+    PARTIAL_OPS,
+    VIEW_OPS,
+    allows,
+    kernel_set_key,
+    rule_set,
+)
 
 OVERLAP_MODES = ("none", "views", "safe")
 
@@ -165,7 +172,8 @@ def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups,
 def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups,
                      ops: frozenset[str] = PARTIAL_OPS) -> tuple[PartialOverlap, ...]:
     """Rule (c) for the current operator order, on top of ``groups`` (rules (a) and (b)), for
-    the ops in ``ops`` (those the kernel set is proven for).
+    the ops ``ops`` allows (``safety.allows``: those the kernel set is proven for, by input
+    type where the kernel set's code differs by type).
 
     The input's group must die at the op and hold no graph input or output; the output must
     not be a graph input; each group is the input side of at most one link and the output
@@ -182,9 +190,11 @@ def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups,
     used_out: set[int] = set()
     links = []
     for op in sg.operators:
-        if op.name not in ops or not op.inputs or len(graph.op_outputs[op.index]) != 1:
+        if op.name not in PARTIAL_OPS or not op.inputs or len(graph.op_outputs[op.index]) != 1:
             continue
         x, y = op.inputs[0], graph.op_outputs[op.index][0]
+        if x < 0 or not allows(ops, op.name, sg.tensors[x].type.name):
+            continue
         if x < 0 or graph.sizes[x] == 0 or graph.sizes[y] == 0 or y in graph.graph_inputs:
             continue
         if x in op.inputs[1:]:

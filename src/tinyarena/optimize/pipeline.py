@@ -58,6 +58,7 @@ from tinyarena.optimize.reorder import OrderResult, best_order
 from tinyarena.optimize.safety import (
     PARTIAL_OPS,
     PORTABLE,
+    allows,
     kernel_set_key,
     rule_set,
     safe_for,
@@ -278,9 +279,11 @@ def _refused_partial(model: Model, key: str) -> list[str]:
     """Notes naming the window/PAD ops rule (c) would have applied to but the kernel set's loop
     order is not proven for."""
     allowed = rule_set(key).partial_ops
-    names = sorted({op.name for op in model.subgraphs[0].operators
-                    if op.name in PARTIAL_OPS and op.name not in allowed}) if model.subgraphs \
-        else []
+    sg = model.subgraphs[0] if model.subgraphs else None
+    names = sorted({op.name for op in sg.operators
+                    if op.name in PARTIAL_OPS and op.inputs and op.inputs[0] >= 0
+                    and not allows(allowed, op.name, sg.tensors[op.inputs[0]].type.name)}
+                   ) if sg is not None else []
     if not names:
         return []
     why = ("no kernel set was named, so the plan must be safe for every kernel set" if
@@ -369,8 +372,11 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
                               overlap, kernel_set, (), search.method, search.head,
                               search.greedy_head, time.perf_counter() - start, tuple(notes),
                               before_layout, target=target_name)
-    used = safe_for([(rule, name) for _, name, rule, _, _ in groups.reasons]
-                    + [("partial", p.op_name) for p in _used(partial, after_layout)])
+    tensors = work.subgraphs[0].tensors
+    used = safe_for([(rule, name, tensors[kept].type.name)
+                     for _, name, rule, kept, _ in groups.reasons]
+                    + [("partial", p.op_name, tensors[p.input].type.name)
+                       for p in _used(partial, after_layout)])
     safety = PlanSafety(used, kernel_set, target_name,
                         tuple(sorted({r for _, _, r, _, _ in groups.reasons}
                                      | ({"partial"} if partial else set()))))

@@ -20,7 +20,8 @@ TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL):
   at its input's offset is exact on every ISA. The other rule-(b) ops (SUB, RELU, RELU6,
   LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, QUANTIZE) are not replaced by CMSIS-NN: the reference
   proof holds.
-* rule (c) is refused for CMSIS-NN on every ISA. Its loop orders are not the reference one:
+* rule (c) is refused for CMSIS-NN's own window and PAD kernels on every ISA (int8/int16 CONV_2D,
+  DEPTHWISE_CONV_2D and pooling, int8 PAD). Their loop orders are not the reference one:
   the DSP/plain ``arm_convolve_s8`` writes two output pixels (every channel) after building two
   im2col columns; ``arm_convolve_1x1_s8_fast`` / ``arm_nn_mat_mult_nt_t_s8`` walk output
   channels outermost and re-read every input pixel for each channel pair, so any overlap of
@@ -28,7 +29,11 @@ TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL):
   into the output and then compares in place; the depthwise 3x3 and MVE kernels batch their
   reads differently again. No margin is derived for them here, so none is used. This is what
   made the old default wrong on the Cortex-M4 CMSIS-NN build (issue 9: person_detect's scores
-  64/-64 became 47/-47).
+  64/-64 became 47/-47). Where TFLM's cmsis_nn glue hands a type to the reference kernel (its
+  ``conv.cc``/``depthwise_conv.cc``/``pooling.cc`` Eval for float32 input: ``reference_ops::
+  Conv``/``DepthwiseConv``, ``AveragePoolingEvalFloat``/``MaxPoolingEvalFloat``; ``pad.cc`` for
+  float32, int16 and int32: ``reference_ops::Pad``/``PadImageStyle``), the reference proof
+  holds and rule (c) is allowed: entries ``"OP:TYPE"`` of ``partial_ops``.
 
 With no kernel set named, ``optimize`` plans with ``PORTABLE``: views only, safe for every
 kernel set, including ones tinyarena does not know.
@@ -55,7 +60,8 @@ CMSIS_NN_ISAS = ("plain", "dsp", "mve")
 
 @dataclass(frozen=True)
 class RuleSet:
-    """The overlap rules one kernel set (``key``) is proven to tolerate, per op."""
+    """The overlap rules one kernel set (``key``) is proven to tolerate, per op: an entry
+    ``"OP"`` allows every input type, ``"OP:TYPE"`` (TFLM type name) only that one."""
 
     key: str
     inplace_ops: frozenset[str]
@@ -63,10 +69,17 @@ class RuleSet:
     proof: str
 
 
+_CMSIS_REFERENCE_PARTIAL = frozenset(
+    {f"{op}:FLOAT32" for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D",
+                                "MAX_POOL_2D")}
+    | {f"{op}:{t}" for op in ("PAD", "PADV2") for t in ("FLOAT32", "INT16", "INT32")})
+"""Rule (c) under CMSIS-NN: the (op, input type) pairs its TFLM glue runs on reference code."""
+
+
 def _cmsis(isa: str) -> RuleSet:
-    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS, frozenset(),
+    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS, _CMSIS_REFERENCE_PARTIAL,
                    f"CMSIS-NN ({isa}): element-wise ADD/MUL read a block before writing it; "
-                   "window and PAD loop orders unproven (module docstring)")
+                   "its own window and PAD loop orders unproven (module docstring)")
 
 
 RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
@@ -74,7 +87,7 @@ RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
                       "views only: safe whatever kernels the firmware links"),
     "reference": RuleSet("reference", INPLACE_OPS, PARTIAL_OPS,
                          "TFLM's reference kernels (overlap rules (b) and (c), margins)"),
-    "cmsis-nn": RuleSet("cmsis-nn", INPLACE_OPS, frozenset(),
+    "cmsis-nn": RuleSet("cmsis-nn", INPLACE_OPS, _CMSIS_REFERENCE_PARTIAL,
                         "CMSIS-NN on every ISA class (what all of plain, DSP and MVE tolerate)"),
     **{f"cmsis-nn:{isa}": _cmsis(isa) for isa in CMSIS_NN_ISAS},
 })
@@ -101,16 +114,22 @@ def rule_set(key: str) -> RuleSet:
     return RULE_SETS[kernel_set_key(key)]
 
 
-def safe_for(used: Iterable[tuple[str, str]]) -> tuple[str, ...]:
-    """Every kernel set key whose proofs cover each used (rule, op name) pair; ``("any",)``
-    when only rules every kernel set tolerates (views, lifetimes, reordering) were used."""
-    pairs = {(rule, op) for rule, op in used if rule != "view"}
-    if not pairs:
+def allows(ops: frozenset[str], op_name: str, type_name: str) -> bool:
+    """Whether ``ops`` (a RuleSet's inplace_ops or partial_ops) allows the op on that type."""
+    return op_name in ops or f"{op_name}:{type_name}" in ops
+
+
+def safe_for(used: Iterable[tuple[str, str, str]]) -> tuple[str, ...]:
+    """Every kernel set key whose proofs cover each used (rule, op name, input type name);
+    ``("any",)`` when only rules every kernel set tolerates (views, lifetimes, reordering)
+    were used."""
+    triples = {(rule, op, t) for rule, op, t in used if rule != "view"}
+    if not triples:
         return (PORTABLE,)
 
     def covers(rs: RuleSet) -> bool:
-        return all(op in (rs.inplace_ops if rule == "in-place" else rs.partial_ops)
-                   for rule, op in pairs)
+        return all(allows(rs.inplace_ops if rule == "in-place" else rs.partial_ops, op, t)
+                   for rule, op, t in triples)
 
     return tuple(k for k, rs in RULE_SETS.items() if k != PORTABLE and covers(rs))
 
@@ -133,5 +152,5 @@ def plan_warnings(model: Model, profile: Any) -> list[str]:
             f"model's. Re-run tinyarena optimize on the original model with --target {name}"]
 
 
-__all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
+__all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "allows", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
            "VIEW_OPS", "kernel_set_key", "plan_warnings", "rule_set", "safe_for", "target_key"]

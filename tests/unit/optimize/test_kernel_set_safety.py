@@ -137,6 +137,29 @@ def test_cmsis_nn_elementwise_in_place(op: str, target: str, isa: str, block: in
     assert np.array_equal(outs[0], outs[1])
 
 
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D"])
+def test_cmsis_nn_float_windows_run_reference_code(op: str) -> None:
+    """Float32 window ops under CMSIS-NN are TFLM's reference kernels: rule (c) applies, the
+    plan is recorded safe for every kernel set, and the CMSIS-NN interpreter gives the
+    original's outputs; the same op in int8 gets no partial overlap."""
+    data = window_model(op, 3, 1, "SAME", 1, "float32", 1)
+    result = optimize_model(data, target="cortex-m4", time_budget_s=0.2)
+    assert 1 in [p.op for p in result.partial]
+    assert "cmsis-nn:dsp" in result.safe_for and "reference" in result.safe_for
+    x = np.random.default_rng(2).normal(size=(1, 12, 12, 1)).astype(np.float32)
+    outs = []
+    for model in (data, result.model):
+        ip = Interpreter(model, target="cortex-m4")
+        ip.allocate_tensors()
+        ip.set_input(0, x)
+        ip.invoke()
+        outs.append(ip.get_output(0))
+    assert np.array_equal(outs[0], outs[1])
+    int8 = optimize_model(window_model(op, 3, 1, "SAME", 1, "int8", 1), target="cortex-m4",
+                          time_budget_s=0.2)
+    assert int8.partial == ()
+
+
 def test_default_plan_is_portable_and_recorded() -> None:
     data = reorder_model()
     result = optimize_model(data, time_budget_s=0.2)
@@ -148,10 +171,14 @@ def test_default_plan_is_portable_and_recorded() -> None:
 
 
 def test_safe_for_is_the_kernel_sets_whose_proofs_cover_every_rule_used() -> None:
-    assert safe_for([]) == ("any",) and safe_for([("view", "RESHAPE")]) == ("any",)
-    assert safe_for([("in-place", "RELU")]) == (
-        "reference", "cmsis-nn", "cmsis-nn:plain", "cmsis-nn:dsp", "cmsis-nn:mve")
-    assert safe_for([("in-place", "ADD"), ("partial", "CONV_2D")]) == ("reference",)
+    every = ("reference", "cmsis-nn", "cmsis-nn:plain", "cmsis-nn:dsp", "cmsis-nn:mve")
+    assert safe_for([]) == ("any",) and safe_for([("view", "RESHAPE", "INT8")]) == ("any",)
+    assert safe_for([("in-place", "RELU", "INT8")]) == every
+    assert safe_for([("in-place", "ADD", "INT8"), ("partial", "CONV_2D", "INT8")]) == (
+        "reference",)
+    # CMSIS-NN's TFLM glue runs float32 convolutions and int16 PAD on the reference code
+    assert safe_for([("partial", "CONV_2D", "FLOAT32"), ("partial", "PAD", "INT16")]) == every
+    assert safe_for([("partial", "PAD", "INT8")]) == ("reference",)
     with pytest.raises(PlanError, match="unknown kernel set"):
         optimize_model(reorder_model(), kernel_set="cmsis-nn:sse")
 
