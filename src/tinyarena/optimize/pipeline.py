@@ -41,6 +41,7 @@ from tinyarena.model.metadata import (
     PlanSafety,
     encode_offline_plan,
     encode_plan_safety,
+    plan_safety,
     without_offline_plan,
 )
 from tinyarena.model.types import Model
@@ -286,11 +287,21 @@ def _refused_partial(model: Model, key: str) -> list[str]:
                    ) if sg is not None else []
     if not names:
         return []
-    why = ("no kernel set was named, so the plan must be safe for every kernel set" if
-           key == PORTABLE else f"the loop order of kernel set {key} is not proven to tolerate it")
-    return [f"partial overlap of {', '.join(names)} outputs with their inputs not used: {why}"
-            f" (name the kernels with --target or --kernel-set; TFLM's reference kernels allow "
-            f"it)"]
+    why = ("no kernels were named, so the plan must be safe for every kernel set (name them "
+           "with --target or --kernel-set; TFLM's reference kernels allow it)" if key == PORTABLE
+           else f"the loop order of kernel set {key} is not proven to tolerate it there")
+    return [f"partial overlap of {', '.join(names)} outputs with their inputs not used: {why}"]
+
+
+def _stale_plan(model: Model, key: str) -> str | None:
+    """Why the model's own plan must not be handed back: it was written by tinyarena optimize
+    for kernel sets that do not include ``key`` (None: no such record)."""
+    record = plan_safety(model)
+    if record is None or PORTABLE in record.safe_for or key in record.safe_for:
+        return None
+    return (f"the model's plan was proven safe only for kernel set(s) "
+            f"{', '.join(record.safe_for)}, not {key}: it is replaced by a plan safe for {key} "
+            f"(even where that plan is larger)")
 
 
 def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
@@ -363,7 +374,10 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
         notes.append(f"TFLM places the scratch buffers online around the pinned tensors: head "
                      f"{after_layout.head}, the search had {search.head}")
     better = (after_layout.head, after_layout.total) < (before.head, before.total)
-    if not better:
+    stale = _stale_plan(model, kernel_set)
+    if stale is not None:
+        notes.append(stale)
+    if not better and stale is None:
         notes.append("no smaller plan than TFLM's own was found: the model is returned "
                      "unchanged")
         return OptimizeResult(data, before, before, bound, before.head <= bound, False,

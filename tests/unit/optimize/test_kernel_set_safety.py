@@ -225,3 +225,20 @@ def test_default_optimized_models_give_the_cortex_m4_cmsis_nn_outputs(name: str)
     assert result.safe_for == ("any",) and result.partial == ()
     assert all(rule == "view" for _, _, rule, _, _ in result.aliases)
     assert matches(fig, run_device_input(result.model, "cortex-m4"))
+
+
+def test_a_plan_unsafe_for_the_kernels_asked_for_is_never_handed_back() -> None:
+    """Re-optimizing a reference-rule model for the Cortex-M4 (or for any kernels) must not
+    return it unchanged when nothing smaller is found: its plan is replaced, and the result
+    records the new kernel sets."""
+    ref = optimize_model(window_model("CONV_2D", 1, 1, "VALID", 1, "int8", 1),
+                         kernel_set="reference", time_budget_s=0.2)
+    assert ref.safe_for == ("reference",)
+    for kw in ({}, {"target": "cortex-m4"}):
+        again = optimize_model(ref.model, time_budget_s=0.2, **kw)  # type: ignore[arg-type]
+        record = plan_safety(read_model(again.model))
+        assert again.changed and again.partial == ()
+        assert record is not None and record.safe_for == ("any",)
+        assert any("replaced" in n for n in again.notes)
+        steps, head = _conv_1x1_steps(again.model, 1, "cmsis-nn")
+        assert _hazards(steps, head) == 0
