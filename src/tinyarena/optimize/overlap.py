@@ -48,6 +48,7 @@ from tinyarena.optimize.safety import (
     VIEW_OPS,
     allows,
     kernel_set_key,
+    op_keys,
     rule_set,
 )
 
@@ -193,7 +194,7 @@ def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups,
         if op.name not in PARTIAL_OPS or not op.inputs or len(graph.op_outputs[op.index]) != 1:
             continue
         x, y = op.inputs[0], graph.op_outputs[op.index][0]
-        if x < 0 or not allows(ops, op.name, sg.tensors[x].type.name):
+        if x < 0 or not allows(ops, op_keys(model, op)):
             continue
         if x < 0 or graph.sizes[x] == 0 or graph.sizes[y] == 0 or y in graph.graph_inputs:
             continue

@@ -61,6 +61,7 @@ from tinyarena.optimize.safety import (
     PORTABLE,
     allows,
     kernel_set_key,
+    op_keys,
     rule_set,
     safe_for,
     target_key,
@@ -282,8 +283,7 @@ def _refused_partial(model: Model, key: str) -> list[str]:
     allowed = rule_set(key).partial_ops
     sg = model.subgraphs[0] if model.subgraphs else None
     names = sorted({op.name for op in sg.operators
-                    if op.name in PARTIAL_OPS and op.inputs and op.inputs[0] >= 0
-                    and not allows(allowed, op.name, sg.tensors[op.inputs[0]].type.name)}
+                    if op.name in PARTIAL_OPS and not allows(allowed, op_keys(model, op))}
                    ) if sg is not None else []
     if not names:
         return []
@@ -386,10 +386,9 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
                               overlap, kernel_set, (), search.method, search.head,
                               search.greedy_head, time.perf_counter() - start, tuple(notes),
                               before_layout, target=target_name)
-    tensors = work.subgraphs[0].tensors
-    used = safe_for([(rule, name, tensors[kept].type.name)
-                     for _, name, rule, kept, _ in groups.reasons]
-                    + [("partial", p.op_name, tensors[p.input].type.name)
+    ops = work.subgraphs[0].operators
+    used = safe_for([(rule, op_keys(work, ops[i])) for i, _, rule, _, _ in groups.reasons]
+                    + [("partial", op_keys(work, ops[p.op]))
                        for p in _used(partial, after_layout)])
     safety = PlanSafety(used, kernel_set, target_name,
                         tuple(sorted({r for _, _, r, _, _ in groups.reasons}

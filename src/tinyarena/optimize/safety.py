@@ -20,8 +20,22 @@ TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL):
   at its input's offset is exact on every ISA. The other rule-(b) ops (SUB, RELU, RELU6,
   LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, QUANTIZE) are not replaced by CMSIS-NN: the reference
   proof holds.
-* rule (c) is refused for CMSIS-NN's own window and PAD kernels on every ISA (int8/int16 CONV_2D,
-  DEPTHWISE_CONV_2D and pooling, int8 PAD). Their loop orders are not the reference one:
+* rule (c) for CMSIS-NN's own kernels holds where their loop order is the reference one
+  coarsened: a block of consecutive output elements (in address order) written only after all
+  of the block's input reads. Then the reference margin is safe, because its condition at the
+  block's last element is the block's own condition (``margins``). Proven from the source:
+
+  - ``arm_convolve_s8`` (int8, one group, not 1x1; on plain/DSP also the 1xN case, which falls
+    back to it): im2col of 2 output pixels (plain C, DSP) or 4 (MVE) into the scratch buffer,
+    then every channel of those pixels: blocks of 2 or 4 whole pixels (key ``:im2col``,
+    ``:1xN``);
+  - ``arm_depthwise_conv_3x3_s8`` (plain C, DSP; int8, multiplier 1, batch 1, no dilation,
+    3x3, padding <= 1): per output pixel, 4 channels' windows then those 4 outputs (key
+    ``:3x3``);
+  - ``arm_avgpool_s8``: per pixel (DSP: the whole window into the scratch sum, then the
+    pixel), per element (plain C), per pixel and 16-channel chunk (MVE).
+
+  It is refused for the rest. Their loop orders are not the reference one:
   the DSP/plain ``arm_convolve_s8`` writes two output pixels (every channel) after building two
   im2col columns; ``arm_convolve_1x1_s8_fast`` / ``arm_nn_mat_mult_nt_t_s8`` walk output
   channels outermost and re-read every input pixel for each channel pair, so any overlap of
@@ -47,8 +61,8 @@ from typing import Any, Iterable, Mapping
 
 from tinyarena.errors import PlanError
 from tinyarena.model.metadata import PlanSafety, plan_safety
-from tinyarena.model.types import Model
-from tinyarena.optimize.margins import MARGIN_OPS
+from tinyarena.model.types import Model, Operator
+from tinyarena.optimize.margins import MARGIN_OPS, WindowGeometry, op_geometry
 
 PORTABLE = "any"
 VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
@@ -74,10 +88,19 @@ _CMSIS_REFERENCE_PARTIAL = frozenset(
                                 "MAX_POOL_2D")}
     | {f"{op}:{t}" for op in ("PAD", "PADV2") for t in ("FLOAT32", "INT16", "INT32")})
 """Rule (c) under CMSIS-NN: the (op, input type) pairs its TFLM glue runs on reference code."""
+_CMSIS_OWN_PARTIAL: Mapping[str, frozenset[str]] = MappingProxyType({
+    "plain": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
+                        "DEPTHWISE_CONV_2D:INT8:3x3", "AVERAGE_POOL_2D:INT8"}),
+    "dsp": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
+                      "DEPTHWISE_CONV_2D:INT8:3x3", "AVERAGE_POOL_2D:INT8"}),
+    "mve": frozenset({"CONV_2D:INT8:im2col", "AVERAGE_POOL_2D:INT8"}),
+})
+"""Rule (c) for CMSIS-NN's own kernels, per ISA class, where their order is proven (above)."""
 
 
 def _cmsis(isa: str) -> RuleSet:
-    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS, _CMSIS_REFERENCE_PARTIAL,
+    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS,
+                   _CMSIS_REFERENCE_PARTIAL | _CMSIS_OWN_PARTIAL[isa],
                    f"CMSIS-NN ({isa}): element-wise ADD/MUL read a block before writing it; "
                    "its own window and PAD loop orders unproven (module docstring)")
 
@@ -87,7 +110,9 @@ RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
                       "views only: safe whatever kernels the firmware links"),
     "reference": RuleSet("reference", INPLACE_OPS, PARTIAL_OPS,
                          "TFLM's reference kernels (overlap rules (b) and (c), margins)"),
-    "cmsis-nn": RuleSet("cmsis-nn", INPLACE_OPS, _CMSIS_REFERENCE_PARTIAL,
+    "cmsis-nn": RuleSet("cmsis-nn", INPLACE_OPS,
+                        _CMSIS_REFERENCE_PARTIAL
+                        | frozenset.intersection(*_CMSIS_OWN_PARTIAL.values()),
                         "CMSIS-NN on every ISA class (what all of plain, DSP and MVE tolerate)"),
     **{f"cmsis-nn:{isa}": _cmsis(isa) for isa in CMSIS_NN_ISAS},
 })
@@ -114,22 +139,57 @@ def rule_set(key: str) -> RuleSet:
     return RULE_SETS[kernel_set_key(key)]
 
 
-def allows(ops: frozenset[str], op_name: str, type_name: str) -> bool:
-    """Whether ``ops`` (a RuleSet's inplace_ops or partial_ops) allows the op on that type."""
-    return op_name in ops or f"{op_name}:{type_name}" in ops
+def op_keys(model: Model, op: Operator) -> tuple[str, ...]:
+    """The keys a RuleSet may list for ``op`` of subgraph 0, general to specific: ``"OP"``,
+    ``"OP:TYPE"`` (input 0's TFLM type) and, for int8 window ops, the CMSIS-NN code path
+    TFLM 90b983c2's wrappers pick (``"OP:INT8:im2col"``, ``":1xN"``, ``":3x3"``)."""
+    sg = model.subgraphs[0]
+    if not op.inputs or op.inputs[0] < 0:
+        return (op.name,)
+    t = sg.tensors[op.inputs[0]].type.name
+    keys = [op.name, f"{op.name}:{t}"]
+    g = op_geometry(model, op) if t == "INT8" else None
+    w = sg.tensors[op.inputs[1]] if g is not None and g.kind != "pool" else None
+    if g is not None and (w is None or w.type.name == "INT8"):
+        keys.extend(f"{op.name}:{t}:{path}" for path in _cmsis_paths(g))
+    return tuple(keys)
 
 
-def safe_for(used: Iterable[tuple[str, str, str]]) -> tuple[str, ...]:
-    """Every kernel set key whose proofs cover each used (rule, op name, input type name);
+def _cmsis_paths(g: WindowGeometry) -> tuple[str, ...]:
+    """Which of CMSIS-NN's int8 code paths (arm_convolve_wrapper_s8,
+    arm_depthwise_conv_wrapper_s8) runs this geometry, by the wrappers' own tests."""
+    undilated = g.dilation_h == 1 and g.dilation_w == 1
+    if g.kind == "conv":
+        if g.groups != 1:
+            return ()
+        if g.pad_top == 0 and g.pad_left == 0 and g.filter_h == g.filter_w == 1 and undilated:
+            return ("1x1",)
+        if g.in_h == 1 and g.dilation_w == 1 and g.filter_h == 1 and (g.stride_w * g.in_c) % 4 == 0:
+            return ("1xN",)
+        return ("im2col",)
+    if g.kind == "depthwise":
+        if (g.depth_multiplier == 1 and g.batches == 1 and undilated and g.filter_h == 3
+                and g.filter_w == 3 and g.pad_top <= 1 and g.pad_left <= 1):
+            return ("3x3",)
+    return ()
+
+
+def allows(ops: frozenset[str], keys: tuple[str, ...]) -> bool:
+    """Whether ``ops`` (a RuleSet's inplace_ops or partial_ops) lists any of an op's keys."""
+    return any(k in ops for k in keys)
+
+
+def safe_for(used: Iterable[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:
+    """Every kernel set key whose proofs cover each used (rule, op keys) pair (``op_keys``);
     ``("any",)`` when only rules every kernel set tolerates (views, lifetimes, reordering)
     were used."""
-    triples = {(rule, op, t) for rule, op, t in used if rule != "view"}
-    if not triples:
+    pairs = {(rule, keys) for rule, keys in used if rule != "view"}
+    if not pairs:
         return (PORTABLE,)
 
     def covers(rs: RuleSet) -> bool:
-        return all(allows(rs.inplace_ops if rule == "in-place" else rs.partial_ops, op, t)
-                   for rule, op, t in triples)
+        return all(allows(rs.inplace_ops if rule == "in-place" else rs.partial_ops, keys)
+                   for rule, keys in pairs)
 
     return tuple(k for k, rs in RULE_SETS.items() if k != PORTABLE and covers(rs))
 
@@ -153,4 +213,4 @@ def plan_warnings(model: Model, profile: Any) -> list[str]:
 
 
 __all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "allows", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
-           "VIEW_OPS", "kernel_set_key", "plan_warnings", "rule_set", "safe_for", "target_key"]
+           "VIEW_OPS", "kernel_set_key", "op_keys", "plan_warnings", "rule_set", "safe_for", "target_key"]
