@@ -140,7 +140,7 @@ def test_partial_overlap_refused_for_unknown_kernels(tmp_path, capsys) -> None:
     from optimize_models import window_model
 
     src = tmp_path / "m.tflite"
-    src.write_bytes(window_model("CONV_2D"))
+    src.write_bytes(window_model("CONV_2D", 1, 1, "VALID"))  # CMSIS-NN's 1x1: channel-major
     result = optimize_model(src.read_bytes(), overlap="safe", kernel_set="cmsis-nn",
                             time_budget_s=0.2)
     assert result.partial == () and any("CONV_2D" in n for n in result.notes)
