@@ -271,10 +271,19 @@ def test_size_run_plan_warn_when_the_target_is_not_covered(tmp_path, capsys) -> 
         assert len(warnings) == 1 and "cmsis-nn:dsp" in warnings[0]
         assert "--target cortex-m4" in warnings[0] and "warning:" in captured.err
     for argv in (["size", str(ref), "--json"], ["plan", str(ref), "--json"],
-                 ["size", str(ref), "--target", "arm32-short-enums", "--json"]):
+                 ["size", str(ref), "--target", "arm32-short-enums", "--json"],
+                 ["size", str(ref), "--target", "cortex-m4", "--kernels", "reference",
+                  "--json"]):
         assert main(argv) == 0
         captured = capsys.readouterr()
         assert json.loads(captured.out)["warnings"] == [] and "warning" not in captured.err
+    # --kernels picks the rules optimize plans for, as --kernel-set does
+    m4_ref = tmp_path / "m4ref.tflite"
+    assert main(["optimize", str(src), "-o", str(m4_ref), "--target", "cortex-m4", "--kernels",
+                 "reference", "--time-budget", "0.2", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["kernel_set"] == "reference" and planned["target"] == "cortex-m4"
+    assert planned["safe_for_kernel_sets"] == ["reference"]
     portable = tmp_path / "any.tflite"
     src.write_bytes(reorder_model())
     assert main(["optimize", str(src), "-o", str(portable), "--time-budget", "0.2"]) == 0
