@@ -81,3 +81,61 @@ def test_targets_name_their_float_arithmetic(target: str, fma: bool, libm: str) 
     assert profile.float_fma is fma and profile.libm == libm
     x = np.linspace(-20, 20, 101).astype(F)
     assert expf_for(libm)(x).dtype == F
+
+
+def _fused_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, depthwise: bool
+                     ) -> np.ndarray:
+    """reference_ops::Conv / DepthwiseConv float with every ``total += a * b`` fused, VALID
+    padding, stride 1, written here element by element in TFLM's loop order (taps ky, kx, then
+    input channels for conv) with Python's exact rational arithmetic for each fmaf."""
+    _, h, wd, cin = x.shape
+    kh, kw = w.shape[1], w.shape[2]
+    cout = w.shape[3] if depthwise else w.shape[0]
+    out = np.zeros((1, h - kh + 1, wd - kw + 1, cout), F)
+    for oy in range(out.shape[1]):
+        for ox in range(out.shape[2]):
+            for oc in range(cout):
+                total = F(0)
+                for ky in range(kh):
+                    for kx in range(kw):
+                        chans = [oc] if depthwise else range(cin)
+                        for c in chans:
+                            wv = w[0, ky, kx, oc] if depthwise else w[oc, ky, kx, c]
+                            exact = (Fraction(float(x[0, oy + ky, ox + kx, c])) * Fraction(
+                                float(wv)) + Fraction(float(total)))
+                            total = _round_to_f32(exact)
+                out[0, oy, ox, oc] = F(total + b[oc])
+    return out
+
+
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_float_convolutions_fuse_on_fpu_targets(depthwise: bool) -> None:
+    """Cortex-M4 (FPU): conv/depthwise float sums fused, in TFLM's order; Cortex-M3: not."""
+    from tinyarena import Interpreter
+    from tinyarena.builder import ModelBuilder
+
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(1, 5, 5, 3)).astype(F)
+    w = rng.normal(size=(1, 3, 3, 3) if depthwise else (4, 3, 3, 3)).astype(F)
+    cout = 3 if depthwise else 4
+    b = rng.normal(size=cout).astype(F)
+    mb = ModelBuilder()
+    xi = mb.add_input("x", x.shape, "float32")
+    wt, bt = mb.add_constant("w", w), mb.add_constant("b", b)
+    y = mb.add_tensor("y", (1, 3, 3, cout), "float32")
+    op = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    extra = {"depth_multiplier": 1} if depthwise else {}
+    mb.add_operator(op, [xi, wt, bt], [y], padding="VALID", stride_w=1, stride_h=1, **extra)
+    mb.mark_output(y)
+    model = mb.build()
+    got = {}
+    for target in ("cortex-m4", "cortex-m3", "host-x64"):
+        ip = Interpreter(model, target=target)
+        ip.allocate_tensors()
+        ip.set_input(0, x)
+        ip.invoke()
+        got[target] = ip.get_output(0).copy()
+    want = _fused_reference(x, w, b, depthwise)
+    assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(got["cortex-m3"], got["host-x64"])
+    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])

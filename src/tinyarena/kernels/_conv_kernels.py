@@ -37,7 +37,7 @@ from tinyarena.kernels._conv_common import (
     phased_taps,
     tile_taps,
 )
-from tinyarena.kernels._fma import fused_dot_accumulate
+from tinyarena.kernels._fma import fma32, fused_dot_accumulate
 from tinyarena.kernels._quant import (
     ChannelRequant,
     calculate_activation_range_float,
@@ -204,6 +204,7 @@ class ConvData:
     ws_acci: int
     ws_tmp: int
     gemm_dtype: Any = np.float64  # of the padded input, im2col tiles, weights and GEMM sums
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
 
 
 def float32_gemm_is_exact(filt: np.ndarray) -> bool:
@@ -274,7 +275,9 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
     filt = _const(filter_t)
     k = geom.filter_h * geom.filter_w * cin_g  # per group
     m = geom.batches * geom.out_h * geom.out_w
-    exact_float = kind == KIND_FLOAT and k * m * out_c <= EXACT_FLOAT_WORK
+    fused = kind == KIND_FLOAT and bool(getattr(ctx.target, "float_fma", False))
+    # A fused build's sums have one order and one rounding per step: always the exact path.
+    exact_float = kind == KIND_FLOAT and (fused or k * m * out_c <= EXACT_FLOAT_WORK)
     gemm_dtype: Any = np.float64
     if (kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(filt)) or exact_float:
         gemm_dtype = np.float32
@@ -320,12 +323,13 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         ws_tmp = scratch((chunk, out_c), np.int64)
     return ConvData(kind, geom, padding, groups, fmin, fmax, input_offset, rq, ws_wmat, bias,
                     acc_bias, acc_bias_const, -input_offset, exact_float, rows, pixels,
-                    ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype)
+                    ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype, fused)
 
 
 def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, groups: int,
-                      out: np.ndarray, tmp: np.ndarray) -> None:
-    """reference_ops::Conv's float32 sum in its own order: taps (ky, kx), then input channels.
+                      out: np.ndarray, tmp: np.ndarray, fused: bool = False) -> None:
+    """reference_ops::Conv's float32 sum in its own order: taps (ky, kx), then input channels;
+    ``fused``: each ``total += a * b`` one fused multiply-add (a build with ``float_fma``).
 
     ``padded`` and ``filt`` are float32; ``out`` and ``tmp`` (N, out_h, out_w, out_c).
     """
@@ -341,7 +345,11 @@ def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, 
             for kx in range(geom.filter_w):
                 view = geom.tap(padded, ky, kx)
                 for c in range(g * cin_g, (g + 1) * cin_g):
-                    np.multiply(view[..., c:c + 1], filt[cols, ky, kx, c - g * cin_g], out=t)
+                    w = filt[cols, ky, kx, c - g * cin_g]
+                    if fused:
+                        a[...] = fma32(view[..., c:c + 1], w, a)
+                        continue
+                    np.multiply(view[..., c:c + 1], w, out=t)
                     np.add(a, t, out=a)
 
 
@@ -401,7 +409,8 @@ def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
         fill_border(padded, geom, data.border)
         fill_padded(padded, geom, x)
         tmp = ws(data.ws_tmp).reshape(out.shape)
-        _conv_float_exact(padded, geom, np.asarray(filt, np.float32), data.groups, out, tmp)
+        _conv_float_exact(padded, geom, np.asarray(filt, np.float32), data.groups, out, tmp,
+                          data.fused)
         bias = data.bias if data.bias is not None or bias_arr is None else bias_arr
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
@@ -509,6 +518,7 @@ class DepthwiseData:
     # views costs more than the arithmetic of a small layer. Keyed by the padded buffer's
     # identity, so another set of workspaces rebuilds them.
     views: dict = field(default_factory=dict, compare=False, repr=False)
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
 
 
 def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
@@ -563,7 +573,9 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
         ws_tmpi = scratch(chunk, np.int64)
     return DepthwiseData(kind, geom, padding, mult, fmin, fmax, input_offset, rq, ws_weights,
                          bias, acc_bias, acc_bias_const, -input_offset, acc_dtype, rows,
-                         ws_padded, ws_acc, ws_tmp, ws_acci, ws_tmpi)
+                         ws_padded, ws_acc, ws_tmp, ws_acci, ws_tmpi,
+                         fused=kind == KIND_FLOAT and bool(getattr(ctx.target, "float_fma",
+                                                                   False)))
 
 
 def _depthwise_chunks(data: DepthwiseData, padded: np.ndarray
@@ -598,7 +610,8 @@ def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
         for n, y0, y1, taps in chunks:
             dst = out[n, y0:y1]
             rows = dst.reshape(y1 - y0, width) if direct else acc_all[:y1 - y0].reshape(-1, width)
-            depthwise_taps_phased(taps, weights, rows, tmp_all[:y1 - y0].reshape(-1, width))
+            depthwise_taps_phased(taps, weights, rows, tmp_all[:y1 - y0].reshape(-1, width),
+                                  data.fused)
             if not direct:
                 np.copyto(dst, acc_all[:y1 - y0])
         if bias is not None:
