@@ -26,6 +26,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._fixedpoint import wrap_int32_inplace
+from tinyarena.kernels._fma import fma32
 from tinyarena.kernels._libm import expf_for, tanhf
 from tinyarena.kernels._lut import SIGMOID_TABLE_UINT16
 from tinyarena.kernels._quant import (
@@ -214,6 +215,7 @@ class LstmPlan:
     rec_rq: ChannelRequant | None
     workspaces: tuple[int, ...]
     libm: str = "glibc"  # float: the build's C library (std::exp), see _libm.expf_for
+    fused: bool = False  # float FC sums as fused multiply-adds (the target's ``float_fma``)
 
 
 GateArrays = dict[str, tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
@@ -243,7 +245,8 @@ def lstm_plan(ctx: PrepareContext, kind: str, time_major: bool, x_shape: tuple[i
                     request((batch, n_state + 1, cols), F32), request((batch, cols), F32))
         return LstmPlan(kind, time_major, steps, batch, n_input, n_state, w_in.astype(F32),
                         w_rec.astype(F32), bias, 0, 0, None, None, ws_float,
-                        libm=ctx.target.libm)
+                        libm=ctx.target.libm,
+                        fused=bool(getattr(ctx.target, "float_fma", False)))
     if quant is None:
         raise KernelError(f"LSTM: the {kind} kernel needs the quantization parameters of its "
                           "gates; none were computed")
@@ -368,6 +371,9 @@ def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndar
     xs = x.reshape(-1, plan.n_input)
     pre.fill(0)
     for d in range(plan.n_input):
+        if plan.fused:  # reference_ops::FullyConnected's total += a * b as one fmaf
+            pre[...] = fma32(xs[:, d:d + 1], plan.w_in[d], pre)
+            continue
         np.multiply(xs[:, d:d + 1], plan.w_in[d], out=prod)
         pre += prod
     pre += plan.bias
@@ -377,9 +383,15 @@ def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndar
     out3 = out.reshape(out.shape[0], out.shape[1], s)
     clip = F32(cell_clip)
     for t in range(plan.steps):
-        rec[:, 0, :] = 0
-        np.multiply(h[:, :, None], plan.w_rec, out=rec[:, 1:, :])
-        np.add.accumulate(rec, axis=1, out=rec)
+        if plan.fused:
+            total = rec[:, s, :]
+            total.fill(0)
+            for j in range(s):
+                total[...] = fma32(h[:, j:j + 1], plan.w_rec[j], total)
+        else:
+            rec[:, 0, :] = 0
+            np.multiply(h[:, :, None], plan.w_rec, out=rec[:, 1:, :])
+            np.add.accumulate(rec, axis=1, out=rec)
         np.add(_at(pre3, t, plan.time_major), rec[:, s, :], out=gates)
         gates[:, :3 * s] = float_sigmoid(gates[:, :3 * s], plan.libm)
         if cell_activation == "SIGMOID":
