@@ -29,9 +29,15 @@ TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL):
     back to it): im2col of 2 output pixels (plain C, DSP) or 4 (MVE) into the scratch buffer,
     then every channel of those pixels: blocks of 2 or 4 whole pixels (key ``:im2col``,
     ``:1xN``);
-  - ``arm_depthwise_conv_3x3_s8`` (plain C, DSP; int8, multiplier 1, batch 1, no dilation,
-    3x3, padding <= 1): per output pixel, 4 channels' windows then those 4 outputs (key
-    ``:3x3``);
+  - depthwise int8, batch 1 (``arm_depthwise_conv_wrapper_s8``'s choice): ``:3x3``
+    (multiplier 1, no dilation, 3x3, padding <= 1; plain C, DSP: ``arm_depthwise_conv_3x3_s8``,
+    per pixel 4 channels' windows then those 4 outputs); ``:opt`` (other multiplier-1 undilated
+    cases; DSP: ``arm_depthwise_conv_s8_opt``, the whole window of a pixel into the scratch
+    buffer, then its channels; plain C: the generic kernel); ``:generic`` (the rest:
+    ``arm_depthwise_conv_s8``, the reference order element by element or 4 multiplier channels
+    at a time, every ISA); ``:1ch`` (one input channel, several outputs: generic on plain C and
+    DSP; MVE turns it into a convolution, refused). MVE's ``:3x3``/``:opt`` go to its
+    channel-block-major ``arm_depthwise_conv_s8_opt``: refused;
   - ``arm_avgpool_s8``: per pixel (DSP: the whole window into the scratch sum, then the
     pixel), per element (plain C), per pixel and 16-channel chunk (MVE).
 
@@ -90,10 +96,13 @@ _CMSIS_REFERENCE_PARTIAL = frozenset(
 """Rule (c) under CMSIS-NN: the (op, input type) pairs its TFLM glue runs on reference code."""
 _CMSIS_OWN_PARTIAL: Mapping[str, frozenset[str]] = MappingProxyType({
     "plain": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
-                        "DEPTHWISE_CONV_2D:INT8:3x3", "AVERAGE_POOL_2D:INT8"}),
+                        *(f"DEPTHWISE_CONV_2D:INT8:{p}" for p in ("3x3", "opt", "generic", "1ch")),
+                        "AVERAGE_POOL_2D:INT8"}),
     "dsp": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
-                      "DEPTHWISE_CONV_2D:INT8:3x3", "AVERAGE_POOL_2D:INT8"}),
-    "mve": frozenset({"CONV_2D:INT8:im2col", "AVERAGE_POOL_2D:INT8"}),
+                      *(f"DEPTHWISE_CONV_2D:INT8:{p}" for p in ("3x3", "opt", "generic", "1ch")),
+                      "AVERAGE_POOL_2D:INT8"}),
+    "mve": frozenset({"CONV_2D:INT8:im2col", "DEPTHWISE_CONV_2D:INT8:generic",
+                      "AVERAGE_POOL_2D:INT8"}),
 })
 """Rule (c) for CMSIS-NN's own kernels, per ISA class, where their order is proven (above)."""
 
@@ -167,10 +176,13 @@ def _cmsis_paths(g: WindowGeometry) -> tuple[str, ...]:
         if g.in_h == 1 and g.dilation_w == 1 and g.filter_h == 1 and (g.stride_w * g.in_c) % 4 == 0:
             return ("1xN",)
         return ("im2col",)
-    if g.kind == "depthwise":
-        if (g.depth_multiplier == 1 and g.batches == 1 and undilated and g.filter_h == 3
-                and g.filter_w == 3 and g.pad_top <= 1 and g.pad_left <= 1):
-            return ("3x3",)
+    if g.kind == "depthwise" and g.batches == 1:
+        if g.in_c == 1 and g.out_c > 1:
+            return ("1ch",)
+        if g.depth_multiplier == 1 and undilated:
+            three = g.filter_h == g.filter_w == 3 and g.pad_top <= 1 and g.pad_left <= 1
+            return ("3x3",) if three else ("opt",)
+        return ("generic",)
     return ()
 
 
@@ -212,5 +224,6 @@ def plan_warnings(model: Model, profile: Any) -> list[str]:
             f"model's. Re-run tinyarena optimize on the original model with --target {name}"]
 
 
-__all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "allows", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
-           "VIEW_OPS", "kernel_set_key", "op_keys", "plan_warnings", "rule_set", "safe_for", "target_key"]
+__all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
+           "VIEW_OPS", "allows", "kernel_set_key", "op_keys", "plan_warnings", "rule_set",
+           "safe_for", "target_key"]

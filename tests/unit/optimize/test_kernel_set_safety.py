@@ -161,12 +161,12 @@ def test_cmsis_nn_float_windows_run_reference_code(op: str) -> None:
         assert int8.partial == ()
 
 
-def _window_steps(data: bytes, op_index: int, pixels_per_block: int, channel_block: int
-                  ) -> tuple[list[Step], int]:
+def _window_steps(data: bytes, op_index: int, pixels_per_block: int, channel_block: int,
+                  output_at: int | None = None) -> tuple[list[Step], int]:
     """A window op of the optimized model as CMSIS-NN's coarsened loop order: output pixels
     in order, ``pixels_per_block`` pixels (every channel) at a time, or inside one pixel
-    ``channel_block`` channels at a time (depthwise/pooling: channel c reads input channel c),
-    each block reading its windows' valid taps before writing."""
+    ``channel_block`` channels at a time (depthwise/pooling: output channel c reads input
+    channel c // multiplier), each block reading its windows' valid taps before writing."""
     from tinyarena.optimize.margins import op_geometry
 
     model = read_model(data)
@@ -175,6 +175,9 @@ def _window_steps(data: bytes, op_index: int, pixels_per_block: int, channel_blo
     assert g is not None and g.batches == 1
     offs, head = _offsets(data)
     ox, oy = offs[op.inputs[0]], offs[op.outputs[0]]
+    if output_at is not None:  # a placement of the output relative to the input, to probe
+        oy = ox + output_at
+        head = max(head, oy + g.out_h * g.out_w * g.out_c)
 
     def taps(p: int) -> list[int]:
         y0, x0 = (p // g.out_w) * g.stride_h - g.pad_top, (p % g.out_w) * g.stride_w - g.pad_left
@@ -193,7 +196,8 @@ def _window_steps(data: bytes, op_index: int, pixels_per_block: int, channel_blo
         for p in block:
             for c0 in range(0, g.out_c, channel_block):
                 c1 = min(c0 + channel_block, g.out_c)
-                reads = [(ox + t * g.in_c + c0, ox + t * g.in_c + c1) for t in taps(p)]
+                i0, i1 = c0 // g.depth_multiplier, (c1 - 1) // g.depth_multiplier + 1
+                reads = [(ox + t * g.in_c + i0, ox + t * g.in_c + i1) for t in taps(p)]
                 steps.append((reads, [(oy + p * g.out_c + c0, oy + p * g.out_c + c1)]))
     return steps, head
 
@@ -204,6 +208,8 @@ def _window_steps(data: bytes, op_index: int, pixels_per_block: int, channel_blo
     ("CONV_2D", 3, 1, "cortex-m55", 4, 0),   # MVE: 4 columns per GEMM
     ("DEPTHWISE_CONV_2D", 3, 1, "cortex-m4", 1, 4),  # arm_depthwise_conv_3x3_s8
     ("DEPTHWISE_CONV_2D", 3, 2, "cortex-m3", 1, 4),
+    ("DEPTHWISE_CONV_2D", 5, 1, "cortex-m4", 1, 0),  # arm_depthwise_conv_s8_opt: whole pixels
+    ("DEPTHWISE_CONV_2D", 5, 1, "cortex-m0", 1, 1),  # plain C: the generic kernel
     ("AVERAGE_POOL_2D", 3, 1, "cortex-m4", 1, 0),    # arm_avgpool_s8 DSP: whole pixels
     ("AVERAGE_POOL_2D", 2, 2, "cortex-m55", 1, 16),  # MVE: 16-channel chunks
     ("AVERAGE_POOL_2D", 3, 1, "cortex-m0", 1, 1),    # plain C: element by element
@@ -218,6 +224,9 @@ def test_cmsis_nn_int8_window_kernels_in_their_loop_order(op: str, k: int, strid
     assert 1 in [p.op for p in result.partial]
     steps, head = _window_steps(result.model, 1, pixels, channels)
     assert _hazards(steps, head) == 0
+    # the emulation does catch an output placed where the loop still has input to read
+    steps, head = _window_steps(result.model, 1, pixels, channels, output_at=64)
+    assert _hazards(steps, head) > 0
     x = np.random.default_rng(4).integers(-128, 128, size=(1, 12, 12, 1), dtype=np.int8)
     outs = []
     for model in (data, result.model):
@@ -227,6 +236,22 @@ def test_cmsis_nn_int8_window_kernels_in_their_loop_order(op: str, k: int, strid
         ip.invoke()
         outs.append(ip.get_output(0))
     assert np.array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("target,shared", [("cortex-m4", True), ("cortex-m3", True),
+                                           ("cortex-m55", False)])
+def test_depthwise_paths_per_isa(target: str, shared: bool) -> None:
+    """A multiplier-2 depthwise (arm_depthwise_conv_s8, reference order) overlaps on every
+    ISA; a multiplier-1 3x3 one only off MVE (MVE's arm_depthwise_conv_s8_opt walks channel
+    blocks outermost)."""
+    mult2 = optimize_model(window_model("DEPTHWISE_CONV_2D", 3, 1, "SAME", 1, "int8", 2),
+                           target=target, time_budget_s=0.2)
+    assert 1 in [p.op for p in mult2.partial]
+    steps, head = _window_steps(mult2.model, 1, 1, 1)
+    assert _hazards(steps, head) == 0
+    mult1 = optimize_model(window_model("DEPTHWISE_CONV_2D", 3, 1, "SAME", 1, "int8", 1),
+                           target=target, time_budget_s=0.2)
+    assert (1 in [p.op for p in mult1.partial]) is shared
 
 
 def test_default_plan_is_portable_and_recorded() -> None:
