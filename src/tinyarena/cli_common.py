@@ -43,13 +43,10 @@ def plan_warnings(args: argparse.Namespace) -> list[str]:
     ``tinyarena optimize`` proved safe only for other kernels than that target's."""
     import sys
 
-    from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
     from tinyarena.optimize.safety import plan_warnings as _warnings
 
-    profile = get_target(getattr(args, "target", None) or "host-x64").with_kernel_set(
-        getattr(args, "kernels", None))
-    found = _warnings(read_model(args.model), profile)
+    found = _warnings(read_model(args.model), target_from_args(args))
     for text in found:
         print(f"warning: {text}", file=sys.stderr)
     return found

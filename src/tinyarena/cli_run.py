@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyarena.cli_common import add_target_argument, plan_warnings
+from tinyarena.cli_common import add_target_argument, plan_warnings, target_from_args
 
 
 def _dequantized(value: np.ndarray, details: dict[str, Any]) -> np.ndarray | None:
@@ -65,7 +65,7 @@ def run_command(args: argparse.Namespace) -> int:
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
 
     warnings = plan_warnings(args)
-    ip = Interpreter(args.model, arena_size=args.arena_size, target=args.target)
+    ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args))
     ip.allocate_tensors()
     in_details = ip.get_input_details()
     if args.input:

@@ -349,3 +349,20 @@ def test_a_plan_unsafe_for_the_kernels_asked_for_is_never_handed_back() -> None:
         assert any("replaced" in n for n in again.notes)
         steps, head = _conv_1x1_steps(again.model, 1, "cmsis-nn")
         assert _hazards(steps, head) == 0
+
+
+def test_run_uses_the_kernels_named(tmp_path, capsys) -> None:
+    """``run --target cortex-m4 --kernels reference`` runs (and sizes) the reference kernels,
+    as ``size`` with the same arguments does; CMSIS-NN's conv adds its im2col scratch."""
+    src = tmp_path / "m.tflite"
+    src.write_bytes(window_model("CONV_2D", 3, 1, "SAME", 1, "int8", 1))
+    heads = {}
+    for kernels in ("reference", "cmsis-nn"):
+        argv = ["--target", "cortex-m4", "--kernels", kernels, "--json"]
+        assert main(["size", str(src), *argv]) == 0
+        size = json.loads(capsys.readouterr().out)
+        assert main(["run", str(src), *argv, "--repeat", "1"]) == 0
+        run = json.loads(capsys.readouterr().out)
+        assert run["allocation"]["head"] == size["head"]
+        heads[kernels] = size["head"]
+    assert heads["cmsis-nn"] > heads["reference"]
