@@ -139,3 +139,56 @@ def test_float_convolutions_fuse_on_fpu_targets(depthwise: bool) -> None:
     assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
     assert np.array_equal(got["cortex-m3"], got["host-x64"])
     assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+
+
+def _fmaf(a: float, b: float, c: float) -> np.float32:
+    return _round_to_f32(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)))
+
+
+def test_float_svdf_fuses_both_dot_products_on_fpu_targets() -> None:
+    """EvalFloatSvdfReference: ``dot_prod += w * x`` (feature) and ``scratch += w_time *
+    state`` (time), each fused on the Cortex-M4; bias + scratch is a plain add. Two invokes
+    from a zero state, rank 1, memory 2, written out here with exact-rational fmaf."""
+    from tinyarena import Interpreter
+    from tinyarena.builder import ModelBuilder
+
+    rng = np.random.default_rng(12)
+    n_in, units, memory = 24, 8, 2
+    wf = rng.normal(size=(units, n_in)).astype(F)
+    wt = rng.normal(size=(units, memory)).astype(F)
+    bias = rng.normal(size=units).astype(F)
+    xs = [rng.normal(size=(1, n_in)).astype(F) for _ in range(2)]
+    mb = ModelBuilder()
+    xi = mb.add_input("x", (1, n_in), "float32")
+    st = mb.add_tensor("state", (1, memory * units), "float32", is_variable=True)
+    y = mb.add_tensor("y", (1, units), "float32")
+    mb.add_operator("SVDF", [xi, mb.add_constant("wf", wf), mb.add_constant("wt", wt),
+                             mb.add_constant("b", bias), st], [y], rank=1,
+                    fused_activation_function="NONE")
+    mb.mark_output(y)
+    model = mb.build()
+    got = {}
+    for target in ("cortex-m4", "cortex-m3", "host-x64"):
+        ip = Interpreter(model, target=target)
+        ip.allocate_tensors()
+        for x in xs:
+            ip.set_input(0, x)
+            ip.invoke()
+        got[target] = ip.get_output(0).copy()
+    state = np.zeros((units, memory), F)
+    for x in xs:
+        state[:, :-1] = state[:, 1:]
+        for i in range(units):
+            acc = F(0)
+            for j in range(n_in):
+                acc = _fmaf(wf[i, j], x[0, j], acc)
+            state[i, -1] = acc
+    want = np.zeros(units, F)
+    for i in range(units):
+        acc = F(0)
+        for j in range(memory):
+            acc = _fmaf(wt[i, j], state[i, j], acc)
+        want[i] = F(bias[i] + acc)
+    assert np.array_equal(got["cortex-m4"].reshape(-1).view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(got["cortex-m3"], got["host-x64"])
+    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
