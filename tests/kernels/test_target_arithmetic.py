@@ -192,3 +192,44 @@ def test_float_svdf_fuses_both_dot_products_on_fpu_targets() -> None:
     assert np.array_equal(got["cortex-m4"].reshape(-1).view(np.uint32), want.view(np.uint32))
     assert np.array_equal(got["cortex-m3"], got["host-x64"])
     assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+
+
+def test_float_transpose_conv_fuses_on_fpu_targets() -> None:
+    """reference_ops::TransposeConv scatters ``output += input * filter`` over input pixels
+    (rows, columns, channels ascending): each a fused multiply-add on the Cortex-M4."""
+    from tinyarena import Interpreter
+    from tinyarena.builder import ModelBuilder
+
+    rng = np.random.default_rng(21)
+    h, w, cin, cout, k = 3, 3, 3, 2, 2
+    x = rng.normal(size=(1, h, w, cin)).astype(F)
+    filt = rng.normal(size=(cout, k, k, cin)).astype(F)
+    oh, ow = h + k - 1, w + k - 1
+    mb = ModelBuilder()
+    shape = mb.add_constant("shape", np.array([1, oh, ow, cout], np.int32))
+    xi = mb.add_input("x", x.shape, "float32")
+    y = mb.add_tensor("y", (1, oh, ow, cout), "float32")
+    mb.add_operator("TRANSPOSE_CONV", [shape, mb.add_constant("w", filt), xi], [y],
+                    padding="VALID", stride_w=1, stride_h=1)
+    mb.mark_output(y)
+    model = mb.build()
+    got = {}
+    for target in ("cortex-m4", "cortex-m3", "host-x64"):
+        ip = Interpreter(model, target=target)
+        ip.allocate_tensors()
+        ip.set_input(0, x)
+        ip.invoke()
+        got[target] = ip.get_output(0).copy()
+    want = np.zeros((1, oh, ow, cout), F)
+    for iy in range(h):
+        for ix in range(w):
+            for c in range(cin):
+                for ky in range(k):
+                    for kx in range(k):
+                        for oc in range(cout):
+                            want[0, iy + ky, ix + kx, oc] = _fmaf(
+                                x[0, iy, ix, c], filt[oc, ky, kx, c],
+                                want[0, iy + ky, ix + kx, oc])
+    assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(got["cortex-m3"], got["host-x64"])
+    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
