@@ -21,7 +21,9 @@ from tinyarena.cli_common import (
     add_target_argument,
     error_object,
     oserror_message,
+    plan_warnings,
     size_argument,
+    target_from_args,
     version_text,
 )
 from tinyarena.errors import PlanError, TinyArenaError
@@ -36,9 +38,11 @@ def _layout(args: argparse.Namespace, **kwargs: Any) -> Any:
     return allocate_model(read_model(args.model), **kwargs)
 
 
-def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:
+def _emit(args: argparse.Namespace, data: dict[str, Any], text: str,
+          warnings: list[str] | None = None) -> int:
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps(data if warnings is None else {**data, "warnings": warnings},
+                         indent=2))
     else:
         print(text)
     return 0
@@ -51,6 +55,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         return run_plan_buffers(args)
     if args.model is None:
         raise PlanError("plan needs a model (a .tflite file) or --buffers FILE.csv")
+    from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
     from tinyarena.report import explain_arena, plan_dict, render_plan
 
@@ -59,11 +64,16 @@ def _run_plan(args: argparse.Namespace) -> int:
         from tinyarena.optimize import optimal_layout
 
         # The layout is TFLM's, running the best plan pinned offline; name it for what it is.
-        layout = dataclasses.replace(optimal_layout(model, target=args.target), planner="optimal")
+        profile = target_from_args(args)
+        if profile.kernel_set != get_target(profile.name).kernel_set:
+            raise PlanError("--planner optimal plans for the target's own kernel set; drop "
+                            "--kernels or use --planner greedy")
+        layout = dataclasses.replace(optimal_layout(model, target=profile.name),
+                                     planner="optimal")
     else:
         from tinyarena.arena import allocate_model
 
-        layout = allocate_model(model, planner=args.planner, target=args.target)
+        layout = allocate_model(model, planner=args.planner, target=target_from_args(args))
     explained = explain_arena(model, layout)
     if args.svg:
         from pathlib import Path
@@ -73,7 +83,8 @@ def _run_plan(args: argparse.Namespace) -> int:
         Path(args.svg).write_text(plan_svg(explained, title=args.model), encoding="utf-8")
     return _emit(args, plan_dict(layout, explained),
                  render_plan(layout, title=args.model, ascii_picture=args.ascii,
-                             explanation=explained))
+                             explanation=explained),
+                 plan_warnings(args))
 
 
 def _cmd_plan(sub: Any) -> None:
@@ -180,7 +191,7 @@ def _run_optimize(args: argparse.Namespace) -> int:
     _refuse_overwrite(args.model, args.output, args.force)
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
                             time_budget_s=_budget_left(args), target=args.target,
-                            kernel_set=args.kernel_set)
+                            kernel_set=args.kernel_set or getattr(args, "kernels", None))
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
     return _emit(args, data, render_optimize(result, args.model, args.output))
@@ -215,16 +226,19 @@ def _cmd_optimize(sub: Any) -> None:
                    help="search a better operator order (default on)")
     p.add_argument("--overlap", choices=("none", "views", "safe"), default="safe",
                    help="which tensors may share bytes: none, views (RESHAPE/SQUEEZE/"
-                        "EXPAND_DIMS outputs on their input), safe (views, element-wise "
-                        "ops in place, and conv/depthwise/pooling/PAD outputs partly over "
-                        "their dying input; TFLM reference kernels only). Default safe")
-    p.add_argument("--kernel-set", default="reference", metavar="NAME",
-                   help="the kernels the firmware runs: reference (TFLM's reference kernels, "
-                        "as in the pip wheel; default) or another name (e.g. cmsis-nn), for "
-                        "which --overlap safe is refused")
+                        "EXPAND_DIMS outputs on their input), safe (views plus every rule the "
+                        "named kernels' loop order is proven to tolerate: element-wise ops in "
+                        "place, conv/depthwise/pooling/PAD outputs partly over their dying "
+                        "input). Default safe; with no --target or --kernel-set it plans only "
+                        "what every kernel set tolerates")
+    p.add_argument("--kernel-set", default=None, metavar="NAME",
+                   help="the kernels the firmware runs: reference, cmsis-nn, or cmsis-nn:plain|"
+                        "dsp|mve (default: the --target's kernels; neither named: a plan safe "
+                        "for every kernel set)")
     p.add_argument("--time-budget", type=_time_budget, default=1.0, metavar="SECONDS",
                    help="time for the placement search (default 1)")
     add_target_argument(p)
+    p.set_defaults(target=None)  # no target named: plan for every kernel set
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_optimize)
 
@@ -235,6 +249,12 @@ def _cmd_report(sub: Any) -> None:
     add_report_parser(sub)
 
 
+def _cmd_targets(sub: Any) -> None:
+    from tinyarena.cli_targets import add_targets_parser
+
+    add_targets_parser(sub)
+
+
 def _cmd_ops(sub: Any) -> None:
     from tinyarena.cli_ops import add_ops_parser
 
@@ -242,7 +262,8 @@ def _cmd_ops(sub: Any) -> None:
 
 
 COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
-                                   _cmd_report, _cmd_check, _cmd_export, _cmd_whatif, _cmd_ops)
+                                   _cmd_report, _cmd_check, _cmd_export, _cmd_whatif, _cmd_ops,
+                                   _cmd_targets)
 
 
 class _Version(argparse.Action):

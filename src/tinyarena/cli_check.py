@@ -33,16 +33,18 @@ EXIT_OVER_BUDGET = 3
 CSV_COLUMNS = ("model", "target", "budget", "min_arena", "fits", "over_by", "headroom", "error")
 
 
-def check_record(model: str, *, target: str, budget: int) -> dict[str, Any]:
+def check_record(model: str, *, target: str, budget: int,
+                 kernels: str | None = None) -> dict[str, Any]:
     """Does ``model`` fit ``budget`` bytes of arena on ``target``? As a JSON-ready dict.
 
     The arena a model needs is ``min_arena`` (the smallest arena TFLM's AllocateTensors
     accepts), declared 16-byte aligned; ``over_by`` is how many bytes it lacks."""
     from tinyarena.arena import allocate_model
+    from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
 
     try:
-        layout = allocate_model(read_model(model), target=target)
+        layout = allocate_model(read_model(model), target=get_target(target, kernels))
     except TinyArenaError as exc:
         return {"model": model, "target": target, "budget": budget, **error_object(exc)}
     need = int(layout.min_arena)
@@ -56,7 +58,8 @@ def run_check(args: argparse.Namespace) -> int:
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return EXIT_BAD_INPUT
-    job = functools.partial(check_record, target=args.target, budget=args.budget)
+    job = functools.partial(check_record, target=args.target, budget=args.budget,
+                            kernels=getattr(args, "kernels", None))
     records = run_batch(job, models, args.jobs, desc="check")
     errors = sum("error" in r for r in records)
     over = sum(r.get("fits") is False for r in records)

@@ -19,7 +19,7 @@ import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from tinyarena._version import EMULATED_TFLM, __version__
 
@@ -35,15 +35,24 @@ _SIZE = re.compile(r"(?P<number>[0-9][0-9_]*)\s*(?P<unit>[a-z]*)")
 # Batches at least this long get a progress bar (on a terminal only).
 PROGRESS_MIN_ITEMS = 4
 
+if TYPE_CHECKING:
+    from tinyarena.arena.targets import TargetProfile
+
 
 def add_target_argument(p: argparse.ArgumentParser) -> None:
-    """``--target``, the same on every command that sizes or plans for a TFLM build: its
-    choices are the profiles ``tinyarena.arena.targets`` defines, so a new target is data."""
-    from tinyarena.arena.targets import PROFILES
+    """``--target`` and ``--kernels``, the same on every command that sizes, plans or runs for
+    a TFLM build: the choices are the profiles and kernel sets ``tinyarena.arena.targets``
+    defines, so a new target is data. ``target_from_args`` turns them into one profile."""
+    from tinyarena.arena.targets import KERNEL_SETS, PROFILES
 
     p.add_argument("--target", choices=tuple(PROFILES), default="host-x64",
-                   help="the TFLM build: struct layout, kernels and allocator "
-                        "(default host-x64, the pip wheel)")
+                   help="the TFLM build: struct layout, kernels and allocator (default "
+                        "host-x64, the pip wheel; cortex-m0 ... cortex-m85 for an Arm "
+                        "Cortex-M firmware built with arm-none-eabi-gcc; list: tinyarena "
+                        "targets)")
+    p.add_argument("--kernels", choices=KERNEL_SETS, default=None,
+                   help="the kernels the firmware links (default: the target's own: "
+                        "cmsis-nn on cortex-m*, reference elsewhere)")
 
 
 def parse_size(text: str) -> int:
@@ -195,6 +204,29 @@ def write_csv(target: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[
         Path(target).write_text(text)
 
 
+def target_from_args(args: argparse.Namespace) -> TargetProfile:
+    """The profile ``--target`` and ``--kernels`` name (host-x64 when no target is given)."""
+    from tinyarena.arena.targets import get_target
+
+    return get_target(getattr(args, "target", None) or "host-x64",
+                      getattr(args, "kernels", None))
+
+
+def plan_warnings(args: argparse.Namespace) -> list[str]:
+    """Warnings for sizing or running ``args.model`` on the target the arguments name (printed
+    to stderr as ``warning: ...``; JSON output lists them under ``warnings``): today, a plan
+    ``tinyarena optimize`` proved safe only for other kernels than that target's."""
+    import sys
+
+    from tinyarena.model import read_model
+    from tinyarena.optimize.safety import plan_warnings as _warnings
+
+    found = _warnings(read_model(args.model), target_from_args(args))
+    for text in found:
+        print(f"warning: {text}", file=sys.stderr)
+    return found
+
+
 __all__ = [
     "PROGRESS_MIN_ITEMS",
     "add_batch_arguments",
@@ -205,10 +237,12 @@ __all__ = [
     "is_single",
     "oserror_message",
     "parse_size",
+    "plan_warnings",
     "positive_size_argument",
     "report_error",
     "run_batch",
     "size_argument",
+    "target_from_args",
     "version_text",
     "write_csv",
 ]

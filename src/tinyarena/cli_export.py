@@ -32,12 +32,14 @@ CSV_COLUMNS = ("model", "name", "header", "source", "target", "model_bytes", "mi
 
 
 def export_record(model: str, *, target: str, output: str, name: str | None,
-                  margin: int) -> dict[str, Any]:
+                  margin: int, kernels: str | None = None) -> dict[str, Any]:
     """Export one model into ``output``; its result (or its error) as a JSON-ready dict."""
+    from tinyarena.arena.targets import get_target
     from tinyarena.export import export_model
 
     try:
-        sources = export_model(model, target=target, name=name, margin=margin)
+        sources = export_model(model, target=get_target(target, kernels), name=name,
+                               margin=margin)
         header, source = sources.write(output)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
@@ -59,7 +61,8 @@ def run_export(args: argparse.Namespace) -> int:
     if clash is not None:
         report_error(args, "BuildError", clash)
         return 1
-    job = functools.partial(export_record, target=args.target, output=args.output,
+    job = functools.partial(export_record, target=args.target, kernels=getattr(args, "kernels", None),
+                            output=args.output,
                             name=args.name, margin=args.margin)
     records = run_batch(job, models, args.jobs, desc="export")
     if args.csv:

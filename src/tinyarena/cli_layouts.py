@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any
 
+from tinyarena.cli_common import target_from_args
 from tinyarena.errors import PlanError
 
 
@@ -35,7 +36,7 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
         if args.arena_size is not None:
             raise PlanError("--arena-size checks one arena; --split reports the minimum of "
                             "each of the two arenas instead")
-        s = allocate_split(read_model(models[0]), target=args.target)
+        s = allocate_split(read_model(models[0]), target=target_from_args(args))
         data: dict[str, Any] = {"model": models[0], **s.to_dict()}
         text = (f"{models[0]}  [{s.target}, two arenas, production allocator, greedy planner]\n"
                 f"persistent arena      used {s.persistent_used:>10}  minimum "
@@ -44,7 +45,7 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
                 f"{s.non_persistent_min:>10} bytes  (Prepare's temp tensors and the "
                 f"planner's working area live here before the plan)")
     else:
-        shared = allocate_shared([read_model(m) for m in models], target=args.target,
+        shared = allocate_shared([read_model(m) for m in models], target=target_from_args(args),
                                  arena_size=args.arena_size)
         data = {"models": models, **shared.to_dict(models)}
         rows = [f"  {i + 1}. {name}: its plan {m.own_head}, its tail {m.own_tail} bytes; "

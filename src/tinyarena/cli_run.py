@@ -15,7 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from tinyarena.cli_common import add_target_argument, positive_size_argument
+from tinyarena.cli_common import (
+    add_target_argument,
+    plan_warnings,
+    positive_size_argument,
+    target_from_args,
+)
 
 
 def _dequantized(value: np.ndarray, details: dict[str, Any]) -> np.ndarray | None:
@@ -64,7 +69,8 @@ def run_command(args: argparse.Namespace) -> int:
     from tinyarena.interpreter import Interpreter
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
 
-    ip = Interpreter(args.model, arena_size=args.arena_size, target=args.target)
+    warnings = plan_warnings(args)
+    ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args))
     ip.allocate_tensors()
     in_details = ip.get_input_details()
     if args.input:
@@ -98,6 +104,7 @@ def run_command(args: argparse.Namespace) -> int:
                         for i, (d, v) in enumerate(zip(out_details, outputs))],
             "invoke_ms": {"median": median_ms, "runs": len(times)},
             "allocation": report.to_dict(),
+            "warnings": warnings,
         }
         print(json.dumps(data, indent=2))
         return 0

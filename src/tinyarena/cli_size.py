@@ -27,20 +27,26 @@ CSV_COLUMNS = ("model", "target", "allocator", "planner", "head", "tail", "total
                "error")
 
 
-def size_record(model: str, *, target: str, arena_size: int | None) -> dict[str, Any]:
+def size_record(model: str, *, target: str, arena_size: int | None,
+                kernels: str | None = None) -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
-    ``text`` holds the human rendering and is dropped from the JSON."""
+    ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
+    that ``optimize`` proved safe only for other kernels than this target's."""
     from tinyarena.arena import allocate_model
+    from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
+    from tinyarena.optimize.safety import plan_warnings
     from tinyarena.report import explain_arena, render_size, size_dict
 
     try:
+        profile = get_target(target, kernels)
         parsed = read_model(model)
-        layout = allocate_model(parsed, target=target, arena_size=arena_size)
+        layout = allocate_model(parsed, target=profile, arena_size=arena_size)
         explained = explain_arena(parsed, layout)
+        warnings = plan_warnings(parsed, profile)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
-    return {"model": model, **size_dict(layout, explained),
+    return {"model": model, **size_dict(layout, explained), "warnings": warnings,
             "text": render_size(layout, title=model, explanation=explained)}
 
 
@@ -49,7 +55,8 @@ def run_size(args: argparse.Namespace) -> int:
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
-    job = functools.partial(size_record, target=args.target, arena_size=args.arena_size)
+    job = functools.partial(size_record, target=args.target, arena_size=args.arena_size,
+                            kernels=getattr(args, "kernels", None))
     records = run_batch(job, models, args.jobs, desc="size")
     texts = [r.pop("text", None) for r in records]
     if args.csv:
@@ -60,6 +67,8 @@ def run_size(args: argparse.Namespace) -> int:
     else:
         blocks = []
         for r, text in zip(records, texts):
+            for warning in r.get("warnings", ()):
+                print(f"warning: {r['model']}: {warning}", file=sys.stderr)
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
             elif text is not None:

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from tinyarena.cli_common import add_target_argument
+from tinyarena.cli_common import add_target_argument, target_from_args
 
 
 def _positive(text: str) -> int:
@@ -48,7 +48,8 @@ def _run_whatif(args: argparse.Namespace) -> int:
     from tinyarena.model import read_model
 
     model = read_model(args.model)
-    w = analyse_preallocation(model, target=args.target, max_external=args.max_external)
+    w = analyse_preallocation(model, target=target_from_args(args),
+                              max_external=args.max_external)
     if args.json:
         print(json.dumps({"model": args.model, **w.to_dict()}, indent=2))
     else:

@@ -64,12 +64,15 @@ class Resolver(Protocol):
 
 @dataclass(frozen=True)
 class _DefaultResolver:
-    """Every kernel tinyarena has, like the wheel's PythonOpsResolver."""
+    """Every kernel tinyarena has in the target's kernel set, like the wheel's
+    PythonOpsResolver (or a firmware's resolver listing every op)."""
+
+    kernel_set: str = "reference"
 
     def registration(self, op_name: str) -> Registration:
         from tinyarena.kernels import registration
 
-        return registration(op_name)
+        return registration(op_name, self.kernel_set)
 
 
 def allocate_model(
@@ -82,6 +85,7 @@ def allocate_model(
     allocator: str | None = None,
     allow_tinyarena_kernels: bool = False,
     preallocated: Iterable[Any] = (),
+    kernel_set: str | None = None,
 ) -> ArenaLayout:
     """Emulate TFLM's AllocateTensors for ``model`` and return the resulting arena layout.
 
@@ -97,9 +101,10 @@ def allocate_model(
     ``preallocated`` lists subgraph-0 tensor indices whose data the application supplies
     (the RFC's ``RegisterPreallocatedTensor``): they are not planned (nor, for variables,
     allocated in the tail), exactly as TFLM skips tensors whose data is already set.
+    ``kernel_set`` ("reference" or "cmsis-nn") overrides the target's default kernel set.
     """
     model = read_model(model)  # a path or bytes is read; a Model passes through
-    profile = get_target(target)
+    profile = get_target(target, kernel_set)
     path = allocator or profile.default_allocator
     if path not in ("recording", "production"):
         raise PlanError(f"unknown allocator {path!r}; use 'recording' or 'production'")
@@ -107,13 +112,19 @@ def allocate_model(
         raise PlanError(f"unknown planner {planner!r}; use 'greedy' or 'linear'")
     if planner == "linear":
         path = "production"  # the wheel's kPreserveAllTensors uses a plain MicroAllocator
-    res = resolver or _DefaultResolver()
+    res = resolver or _DefaultResolver(profile.kernel_set)
     if not allow_tinyarena_kernels:
         _refuse_tinyarena_only_kernels(model, res)
     pre = check_preallocated(model, preallocated)
 
     big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre)
-    min_arena = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
+    checked = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
+    # The number to declare: TFLM's own checks pass from ``checked``, but a kernel that
+    # allocates persistent memory in Prepare while holding temp tensors only checks against
+    # the head, so below the overlap-free size it writes over its own temp tensors and works
+    # or crashes by luck (facts 1.5; measured on Cortex-M55: a hard fault). Declare the size
+    # that cannot overlap.
+    min_arena = max(checked, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
     if arena_size is None:
         final = _run(model, profile, path, planner, res, min_arena, preallocated=pre)
     else:
@@ -133,7 +144,19 @@ def allocate_model(
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
                 arena_size=arena_size, needed=needed, missing=needed - arena_size,
             ) from None
-    return final.layout(min_arena, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
+    return final.layout(min_arena, checked, _min_arena_note(min_arena, checked, big))
+
+
+def _min_arena_note(min_arena: int, checked: int, big: _Run) -> str:
+    """Why min_arena is above what TFLM's checks accept, naming the allocation (empty when
+    they agree)."""
+    if min_arena == checked:
+        return ""
+    return (f"min_arena {min_arena:,} keeps every kernel's Prepare-time persistent allocations "
+            f"clear of its live temp tensors; TFLM's own checks already pass from {checked:,} "
+            f"bytes, but below {min_arena:,} {big.overlap_driver} overwrites temp tensors it "
+            f"still uses (TFLM does not check this), so the model then works or crashes "
+            f"depending on the bytes overwritten")
 
 
 def _needed_with_end(model: Model, profile: TargetProfile, path: str, planner: str,
@@ -216,6 +239,7 @@ class _Run:
     resource_limit: int = 0  # MicroResourceVariables' max_variable_count_
     preallocated: frozenset[tuple[int, int]] = frozenset()  # data supplied by the application
     prior_head: int = 0  # MicroAllocator::max_head_buffer_usage_ before this model
+    overlap_driver: str = ""  # the allocation that last raised the overlap-free bound
 
     # -- tail helpers --------------------------------------------------------------------------
 
@@ -223,6 +247,7 @@ class _Run:
                    category: str | None = None, op: tuple[int, int] | None = None,
                    role: str = "") -> int:
         before = self.alloc.tail
+        free_end = self.alloc.overlap_free_end
         if category is None:
             address = self.alloc.allocate_persistent(size, alignment)
         else:
@@ -230,6 +255,8 @@ class _Run:
                 address = self.alloc.allocate_persistent(size, alignment)
         self.tail_log.append(TailAllocation(label, size, alignment, before - address, address,
                                             category, op, role))
+        if self.alloc.overlap_free_end > max(free_end, self.alloc.required_end):
+            self.overlap_driver = label
         return address
 
     def struct(self, label: str, name: str, count: int = 1, category: str | None = None,
@@ -240,7 +267,7 @@ class _Run:
     def note_temp_peak(self, extra: int = 0) -> None:
         self.temp_peak = max(self.temp_peak, self.alloc.head_used + extra)
 
-    def layout(self, min_arena: int, overlap_free: int) -> ArenaLayout:
+    def layout(self, min_arena: int, checked: int, note: str) -> ArenaLayout:
         assert self.plan is not None
         buffers = tuple(
             PlannedBuffer(r.kind, r.subgraph, r.index, b.size, off, b.first, b.last, r.nbytes,
@@ -257,6 +284,7 @@ class _Run:
                 scratch[b.index] = head_start + b.offset
         return ArenaLayout(
             target=self.target.name,
+            kernel_set=self.target.kernel_set,
             allocator=self.path,
             planner=self.planner,
             arena_size=self.alloc.arena_size,
@@ -264,7 +292,9 @@ class _Run:
             tail=self.alloc.tail_used,
             total=self.alloc.head_used + self.alloc.tail_used,
             min_arena=min_arena,
-            overlap_free_arena=max(overlap_free, min_arena),
+            overlap_free_arena=min_arena,
+            tflm_checked_min_arena=checked,
+            min_arena_note=note,
             temp_peak=self.temp_peak,
             lower_bound=_lower_bound(self.plan.buffers),
             categories=self.recorder.categories(),

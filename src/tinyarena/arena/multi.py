@@ -241,7 +241,7 @@ def _default_resolver(profile: TargetProfile) -> Resolver:
 
 def _layout_of(run: Any, min_arena: int) -> ArenaLayout:
     """The run's ArenaLayout with ``min_arena`` as its minimum (TFLM's checked size)."""
-    layout: ArenaLayout = run.layout(min_arena, min_arena)
+    layout: ArenaLayout = run.layout(min_arena, min_arena, "")
     return layout
 
 

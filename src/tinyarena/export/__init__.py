@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tinyarena._version import EMULATED_TFLM, __version__
 from tinyarena.arena.allocator import Resolver, allocate_model
-from tinyarena.arena.targets import get_target
+from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import BuildError, UnsupportedOpError
 from tinyarena.export.resolver_methods import BUILTIN_METHODS, CUSTOM_METHODS
 from tinyarena.model import read_model
@@ -143,7 +143,8 @@ def _registration(name: str, custom: bool, op_index: int, subgraph: int) -> OpRe
     return OpRegistration(method=method, op_name=name)
 
 
-def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *, target: str = "host-x64",
+def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
+                 target: str | TargetProfile = "host-x64",
                  name: str | None = None, margin: int = 0,
                  model_file: str = "", resolver: Resolver | None = None) -> ExportedSources:
     """The C++ sources of ``model`` for ``target``; ``name`` (default: the file's stem, else

@@ -25,7 +25,7 @@ import numpy as np
 
 from tinyarena.arena.allocator import allocate_model
 from tinyarena.arena.layout import ArenaLayout
-from tinyarena.arena.targets import get_target
+from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import (
     InterpreterError,
     ModelError,
@@ -215,12 +215,15 @@ class Interpreter:
 
     ``arena`` is any writable buffer (its start is aligned up to 16 as TFLM does); or give
     ``arena_size`` to have a 16-aligned arena made; with neither, the smallest arena TFLM
-    would accept is made at allocation time.
+    would accept is made at allocation time. ``target`` names the build (``"cortex-m4"`` runs
+    CMSIS-NN's kernels, as that build does); ``kernel_set`` ("reference" or "cmsis-nn")
+    overrides the target's kernels, and the default resolver registers that set's kernels.
     """
 
     def __init__(self, model: ModelSource | None = None, arena: Any = None, *,
                  arena_size: int | None = None, resolver: OpResolver | None = None,
-                 target: str = "host-x64", model_path: str | os.PathLike | None = None,
+                 target: str | TargetProfile = "host-x64", kernel_set: str | None = None,
+                 model_path: str | os.PathLike | None = None,
                  model_content: bytes | None = None,
                  preallocated: Mapping[Any, Any] | None = None,
                  persistent_arena: Any = None, non_persistent_arena: Any = None,
@@ -239,8 +242,15 @@ class Interpreter:
         self._model = _load_model(model)
         if not self._model.subgraphs:
             raise ModelError("the model has no subgraphs")
-        self._resolver = resolver if resolver is not None else OpResolver.default()
-        self._target_name = target
+        self._target = get_target(target, kernel_set)
+        self._resolver = (resolver if resolver is not None
+                          else OpResolver.default(self._target.kernel_set))
+        if self._resolver.kernel_set != self._target.kernel_set:
+            raise InterpreterError(
+                f"the resolver registers {self._resolver.kernel_set} kernels but target "
+                f"{self._target.name} runs {self._target.kernel_set}; build it with "
+                f"OpResolver([...], kernel_set={self._target.kernel_set!r}) or pass "
+                f"kernel_set={self._resolver.kernel_set!r}")
         self._arena: np.ndarray | None
         if arena is not None:
             self._arena = _aligned(_arena_array(arena))
@@ -310,6 +320,11 @@ class Interpreter:
         return self._allocated().layout
 
     @property
+    def target(self) -> TargetProfile:
+        """The build this interpreter emulates (struct layout, kernel set, TFLM version)."""
+        return self._target
+
+    @property
     def resolver(self) -> OpResolver:
         return self._resolver
 
@@ -347,12 +362,12 @@ class Interpreter:
             layout = self._allocate_elsewhere()
         elif self._arena is None:
             # Smallest arena TFLM accepts: the layout's offsets then refer to min_arena bytes.
-            layout = allocate_model(self._model, target=self._target_name, arena_size=None,
+            layout = allocate_model(self._model, target=self._target, arena_size=None,
                                     resolver=self._resolver, allow_tinyarena_kernels=True,
                                     preallocated=tuple(self._preallocated))
             self._arena = _own_arena(int(layout.arena_size))
         else:
-            layout = allocate_model(self._model, target=self._target_name,
+            layout = allocate_model(self._model, target=self._target,
                                     arena_size=int(self._arena.shape[0]),
                                     resolver=self._resolver, allow_tinyarena_kernels=True,
                                     preallocated=tuple(self._preallocated))
@@ -379,13 +394,13 @@ class Interpreter:
             if self._preallocated:
                 raise InterpreterError("pre-allocated tensors are not supported on a "
                                        "SharedAllocator; give the Interpreter its own arena")
-            layout: ArenaLayout = first.allocate(id(self), self._model, self._target_name,
+            layout: ArenaLayout = first.allocate(id(self), self._model, self._target,
                                                  self._resolver)
             self._arena = first.arena
             return layout
         from tinyarena.arena.multi import allocate_split
 
-        split = allocate_split(self._model, target=self._target_name,
+        split = allocate_split(self._model, target=self._target,
                                persistent_size=int(second.shape[0]),
                                non_persistent_size=int(first.shape[0]),
                                resolver=self._resolver, allow_tinyarena_kernels=True,
@@ -428,7 +443,7 @@ class Interpreter:
         op_data = tuple(tuple(layout.op_data.get((sg.index, op.index))
                               for op in sg.operators) for sg in self._model.subgraphs)
         evals = tuple(tuple(_eval_fn(reg) for reg in regs) for regs in registrations)
-        graph = Graph(model=self._model, target=get_target(self._target_name),
+        graph = Graph(model=self._model, target=self._target,
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
                       workspaces=workspaces, resources=tuple(r for r, _ in resources),
                       resets=tuple(tuple(reg.reset for reg in regs) for regs in registrations))

@@ -116,10 +116,24 @@ MODULES: dict[str, str] = {
 }
 
 
-def registration(op_name: str) -> Registration:
-    """The kernel for ``op_name``; raises UnsupportedOpError when tinyarena has none."""
+KERNEL_SETS = ("reference", "cmsis-nn")
+
+
+def registration(op_name: str, kernel_set: str = "reference") -> Registration:
+    """The kernel for ``op_name`` in ``kernel_set``; raises UnsupportedOpError when tinyarena
+    has none. "cmsis-nn" is TFLM's ``kernels/cmsis_nn/`` folder: its kernels replace the
+    reference ones of the same op, every other op keeps the reference kernel (as in the build)."""
     from tinyarena.kernels.catalog import unsupported_op_message
 
+    if kernel_set == "cmsis-nn":
+        from tinyarena.kernels.cmsis_nn import cmsis_nn_registration
+
+        replacement = cmsis_nn_registration(op_name)
+        if replacement is not None:
+            return replacement
+    elif kernel_set != "reference":
+        raise UnsupportedOpError(f"unknown kernel set {kernel_set!r}; choose one of "
+                                 f"{', '.join(KERNEL_SETS)}", op_name=op_name)
     module_name = MODULES.get(op_name)
     if module_name is None:
         raise UnsupportedOpError(unsupported_op_message(op_name), op_name=op_name)

@@ -47,6 +47,24 @@ class Target(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def cmsis_nn_isa(self) -> str | None:
+        """CMSIS-NN's code path on this core: "plain", "dsp", "mve" (None: no CMSIS-NN)."""
+        ...
+
+    @property
+    def kernels_optimized_for_speed(self) -> bool: ...
+
+    @property
+    def float_fma(self) -> bool:
+        """Float ``a * b + c`` is one fused multiply-add in this build (hard-float FPU)."""
+        ...
+
+    @property
+    def libm(self) -> str:
+        """The C library float kernels call ``expf`` from (``kernels._libm.expf_for``)."""
+        ...
+
     def sizeof(self, struct: str) -> int: ...
 
     def alignof(self, struct: str) -> int: ...

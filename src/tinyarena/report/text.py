@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from tinyarena.arena.layout import ArenaLayout
+from tinyarena.arena.targets import get_target
 from tinyarena.planning import Buffer, Plan, render_memory_plan
 from tinyarena.planning.ascii import SHARED_MARK
 from tinyarena.report.explain import TIME_STEPS, ArenaExplanation, planner_text
@@ -19,20 +22,31 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else "~" + text[-(width - 1):]
 
 
+def layout_header(layout: ArenaLayout, planned: str | None = None) -> str:
+    """What every number below depends on: target, ABI, kernel set, allocator, and what placed
+    the buffers (an offline plan is named as such)."""
+    profile = get_target(layout.target, layout.kernel_set)
+    return f"{profile.header(layout.allocator)} | {planned or planner_text(layout)}"
+
+
 def render_size(layout: ArenaLayout, title: str = "",
                 explanation: ArenaExplanation | None = None) -> str:
     """Totals first, then where the tail goes, in TFLM's recording categories."""
     lines = []
     planned = explanation.planner_text if explanation else planner_text(layout)
     if title:
-        lines.append(f"{title}  [{layout.target}, {layout.allocator} allocator, {planned}]")
+        lines.append(title)
+    lines.append(layout_header(layout, planned))
     lines.append(f"arena used      {_n(layout.total):>12} bytes  (head {_n(layout.head)} + tail "
                  f"{_n(layout.tail)})")
     lines.append(f"minimum arena   {_n(layout.min_arena):>12} bytes")
+    if layout.arena_size < layout.min_arena:
+        lines.append(f"warning: the {_n(layout.arena_size)}-byte arena passes TFLM's checks but "
+                     f"is below the safe minimum; declare {_n(layout.min_arena)} bytes")
+    if layout.min_arena_note:
+        lines.extend(textwrap.wrap(f"({layout.min_arena_note})", width=96,
+                                   initial_indent=" " * 16, subsequent_indent=" " * 17))
     lines.extend(_declare(layout))
-    if layout.overlap_free_arena > layout.min_arena:
-        lines.append(f"overlap-free    {_n(layout.overlap_free_arena):>12} bytes  (keeps kernels' "
-                     f"Prepare allocations clear of their temp tensors)")
     if explanation is not None:
         lines.append(f"head: {explanation.peak_text()}")
         lines.append(f"head: {explanation.bound_text()}")
@@ -88,7 +102,8 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
     e = explanation
     lines = []
     if title:
-        lines.append(f"{title}  [{layout.target}, {e.planner_text}]")
+        lines.append(title)
+    lines.append(layout_header(layout, e.planner_text))
     lines.append(f"head {_n(layout.head)} bytes; {len(layout.buffers)} buffers")
     lines.append(e.bound_text())
     lines.append(e.peak_text())
@@ -136,7 +151,8 @@ def _render_plan_bare(layout: ArenaLayout, title: str, ascii_picture: bool) -> s
     """Without the model at hand: indices only, and the no-overlap bound named as such."""
     lines = []
     if title:
-        lines.append(f"{title}  [{layout.target}, {planner_text(layout)}]")
+        lines.append(title)
+    lines.append(layout_header(layout))
     lines.append(f"head {_n(layout.head)} bytes; lower bound {_n(layout.lower_bound)} bytes for "
                  f"plans where no two live buffers share a byte; {len(layout.buffers)} buffers")
     lines.append("")
