@@ -59,6 +59,9 @@ def run_size(args: argparse.Namespace) -> int:
                             kernels=getattr(args, "kernels", None))
     records = run_batch(job, models, args.jobs, desc="size")
     texts = [r.pop("text", None) for r in records]
+    for r in records:  # on stderr with --json too: JSON lists them under "warnings"
+        for warning in r.get("warnings", ()):
+            print(f"warning: {r['model']}: {warning}", file=sys.stderr)
     if args.csv:
         write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r else r
                              for r in records], CSV_COLUMNS)
@@ -67,8 +70,6 @@ def run_size(args: argparse.Namespace) -> int:
     else:
         blocks = []
         for r, text in zip(records, texts):
-            for warning in r.get("warnings", ()):
-                print(f"warning: {r['model']}: {warning}", file=sys.stderr)
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
             elif text is not None:

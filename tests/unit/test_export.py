@@ -277,7 +277,8 @@ def test_optimized_model_exports_its_offline_plan(tmp_path: Path) -> None:
 
     if not (SHARED_MODELS / "kws_ref_model.tflite").exists():
         pytest.skip("needs ../shared/models")
-    result = optimize_model(SHARED_MODELS / "kws_ref_model.tflite", time_budget_s=0.2)
+    result = optimize_model(SHARED_MODELS / "kws_ref_model.tflite", time_budget_s=0.2,
+                            kernel_set="reference")  # the reference kernels' overlap rules
     optimized = bytes(result.model)
     out = export_model(optimized, name="kws")
     assert _array_bytes(out.source) == optimized

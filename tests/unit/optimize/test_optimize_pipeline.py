@@ -150,7 +150,7 @@ def test_partial_overlap_refused_for_unknown_kernels(tmp_path, capsys) -> None:
     text = capsys.readouterr().out
     assert "not proven" in text and "partial overlap" in text
     assert main(["optimize", str(src), "-o", str(out), "--time-budget", "0.2",
-                 "--target", "host-x64"]) == 0
+                 "--target", "host-x64", "--force"]) == 0
     text = capsys.readouterr().out
     assert "safe only for kernel set(s) reference" in text and "partial overlap" in text
 
