@@ -5,6 +5,7 @@ bit-level helpers of ``signal/src`` (msb.h, square_root.h).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -99,6 +100,27 @@ def temp_output(ctx: PrepareContext, op: Operator, i: int, role: str) -> Tensor:
     tensor = required_tensor(ctx, op.outputs[i], op.name, role)
     ctx.allocate_temp_tensor(op.outputs[i])
     return tensor
+
+
+def temp_tensors(ctx: PrepareContext, op: Operator, inputs: Sequence[str],
+                 outputs: Sequence[str]) -> tuple[Tensor, ...]:
+    """The start of every signal Prepare: the input and output counts checked, then a temp
+    tensor for each input and then each output, in TFLM's order (the temp allocations count
+    towards the arena); the tensors come back inputs first, named by ``inputs``/``outputs``."""
+    check_io(op, len(inputs), len(outputs))
+    ins = [temp_input(ctx, op, i, role) for i, role in enumerate(inputs)]
+    outs = [temp_output(ctx, op, i, role) for i, role in enumerate(outputs)]
+    return (*ins, *outs)
+
+
+def check_ranks_and_types(op: Operator,
+                          specs: Sequence[tuple[Tensor, str, int, TensorType]]) -> None:
+    """TF_LITE_ENSURE_EQ on each tensor's rank, then on each tensor's type, in ``specs``'
+    order (tensor, role, rank, type), so the first failing check is the one TFLM reports."""
+    for tensor, role, rank, _ in specs:
+        check_rank(op, tensor, role, rank)
+    for tensor, role, _, kind in specs:
+        check_type(op, tensor, role, kind)
 
 
 def check_type(op: Operator, tensor: Tensor, role: str, *types: TensorType) -> None:

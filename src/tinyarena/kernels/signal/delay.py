@@ -18,11 +18,9 @@ from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Reg
 from tinyarena.kernels.signal._circular_buffer import STATE_FIELDS, Ring, needed_memory
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
     check_type,
     flat_size,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
@@ -52,9 +50,7 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    check_io(op, 1, 1)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
+    x, y = temp_tensors(ctx, op, ("input",), ("output",))
     check_type(op, x, "input", TensorType.INT16)
     check_type(op, y, "output", TensorType.INT16)
     if not x.shape or x.shape[-1] == 0:

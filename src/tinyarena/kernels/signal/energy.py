@@ -16,11 +16,8 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
-    check_rank,
-    check_type,
-    temp_input,
-    temp_output,
+    check_ranks_and_types,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
@@ -42,13 +39,9 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    check_io(op, 1, 1)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
-    check_rank(op, x, "input", 1)
-    check_rank(op, y, "output", 1)
-    check_type(op, x, "input", TensorType.INT16)
-    check_type(op, y, "output", TensorType.UINT32)
+    x, y = temp_tensors(ctx, op, ("input",), ("output",))
+    check_ranks_and_types(op, ((x, "input", 1, TensorType.INT16),
+                               (y, "output", 1, TensorType.UINT32)))
     options = FlexOptions.parse(op)
     start = options.element(START_INDEX, "start_index")
     end = options.element(END_INDEX, "end_index")

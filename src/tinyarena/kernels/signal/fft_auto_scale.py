@@ -13,27 +13,18 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
-    check_io,
-    check_rank,
-    check_type,
+    check_ranks_and_types,
     most_significant_bit,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> None:
-    check_io(op, 1, 2)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
-    bits = temp_output(ctx, op, 1, "scale_bits")
-    check_rank(op, x, "input", 1)
-    check_rank(op, y, "output", 1)
-    check_rank(op, bits, "scale_bits", 0)
-    check_type(op, x, "input", TensorType.INT16)
-    check_type(op, y, "output", TensorType.INT16)
-    check_type(op, bits, "scale_bits", TensorType.INT32)
+    x, y, bits = temp_tensors(ctx, op, ("input",), ("output", "scale_bits"))
+    check_ranks_and_types(op, ((x, "input", 1, TensorType.INT16),
+                               (y, "output", 1, TensorType.INT16),
+                               (bits, "scale_bits", 0, TensorType.INT32)))
     if y.shape[0] > x.shape[0]:
         raise KernelError(f"{op.name}: TFLM scales output-length ({y.shape[0]}) samples, more "
                           f"than the input holds ({x.shape[0]})")

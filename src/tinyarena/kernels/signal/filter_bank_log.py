@@ -18,12 +18,9 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
-    check_rank,
-    check_type,
+    check_ranks_and_types,
     most_significant_bit,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
@@ -60,13 +57,9 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    check_io(op, 1, 1)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
-    check_rank(op, x, "input", 1)
-    check_rank(op, y, "output", 1)
-    check_type(op, x, "input", TensorType.UINT32)
-    check_type(op, y, "output", TensorType.INT16)
+    x, y = temp_tensors(ctx, op, ("input",), ("output",))
+    check_ranks_and_types(op, ((x, "input", 1, TensorType.UINT32),
+                               (y, "output", 1, TensorType.INT16)))
     options = FlexOptions.parse(op)
     bits = options.element(INPUT_CORRECTION_BITS, "input_correction_bits")
     if not 0 <= bits < 32:

@@ -23,11 +23,9 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
     check_rank,
     check_type,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
@@ -79,10 +77,7 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    check_io(op, 1, 2)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
-    noise = temp_output(ctx, op, 1, "noise_estimate")
+    x, y, noise = temp_tensors(ctx, op, ("input",), ("output", "noise_estimate"))
     for tensor, role in ((x, "input"), (y, "output"), (noise, "noise_estimate")):
         check_rank(op, tensor, role, 1)
         check_type(op, tensor, role, TensorType.UINT32)

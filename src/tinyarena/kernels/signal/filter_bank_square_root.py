@@ -13,27 +13,18 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
-    check_io,
-    check_rank,
-    check_type,
+    check_ranks_and_types,
     sqrt64,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> None:
-    check_io(op, 2, 1)
-    x = temp_input(ctx, op, 0, "input")
-    bits = temp_input(ctx, op, 1, "scale_bits")
-    y = temp_output(ctx, op, 0, "output")
-    check_rank(op, x, "input", 1)
-    check_rank(op, bits, "scale_bits", 0)
-    check_rank(op, y, "output", 1)
-    check_type(op, x, "input", TensorType.UINT64)
-    check_type(op, bits, "scale_bits", TensorType.INT32)
-    check_type(op, y, "output", TensorType.UINT32)
+    x, bits, y = temp_tensors(ctx, op, ("input", "scale_bits"), ("output",))
+    check_ranks_and_types(op, ((x, "input", 1, TensorType.UINT64),
+                               (bits, "scale_bits", 0, TensorType.INT32),
+                               (y, "output", 1, TensorType.UINT32)))
     if y.shape[0] < x.shape[0]:
         raise KernelError(f"{op.name}: the output is shorter than the input's {x.shape[0]} "
                           f"channels")

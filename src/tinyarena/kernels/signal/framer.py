@@ -22,12 +22,10 @@ from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Reg
 from tinyarena.kernels.signal._circular_buffer import STATE_FIELDS, Ring, needed_memory
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
     check_rank,
     check_type,
     flat_size,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
@@ -62,10 +60,7 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    check_io(op, 1, 2)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
-    valid = temp_output(ctx, op, 1, "output_valid")
+    x, y, valid = temp_tensors(ctx, op, ("input",), ("output", "output_valid"))
     if len(x.shape) + 1 != len(y.shape) or not x.shape:
         raise KernelError(f"{op.name}: the output needs one more dimension than the input")
     check_rank(op, valid, "output_valid", 0)

@@ -18,11 +18,9 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
     check_type,
     flat_size,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
@@ -54,9 +52,7 @@ class OpData:
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     kind, step = _options(op)
-    check_io(op, 1, 1)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
+    x, y = temp_tensors(ctx, op, ("input",), ("output",))
     if len(x.shape) != len(y.shape) + 1 or len(x.shape) < 2:
         raise KernelError(f"{op.name}: the input (frames) needs one more dimension than the "
                           f"output, and at least two")

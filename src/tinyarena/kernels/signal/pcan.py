@@ -16,12 +16,9 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
-    check_rank,
-    check_type,
+    check_ranks_and_types,
     most_significant_bit,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
@@ -43,18 +40,12 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    check_io(op, 3, 1)
-    x = temp_input(ctx, op, 0, "input")
-    noise = temp_input(ctx, op, 1, "noise_estimate")
-    lut = temp_input(ctx, op, 2, "gain_lut")
-    y = temp_output(ctx, op, 0, "output")
-    for tensor, role in ((x, "input"), (noise, "noise_estimate"), (lut, "gain_lut"),
-                         (y, "output")):
-        check_rank(op, tensor, role, 1)
-    check_type(op, x, "input", TensorType.UINT32)
-    check_type(op, noise, "noise_estimate", TensorType.UINT32)
-    check_type(op, lut, "gain_lut", TensorType.INT16)
-    check_type(op, y, "output", TensorType.UINT32)
+    x, noise, lut, y = temp_tensors(ctx, op, ("input", "noise_estimate", "gain_lut"),
+                                    ("output",))
+    check_ranks_and_types(op, ((x, "input", 1, TensorType.UINT32),
+                               (noise, "noise_estimate", 1, TensorType.UINT32),
+                               (lut, "gain_lut", 1, TensorType.INT16),
+                               (y, "output", 1, TensorType.UINT32)))
     shift = FlexOptions.parse(op).element(SNR_SHIFT, "snr_shift")
     if not 0 <= shift < 64:
         raise KernelError(f"{op.name}: snr_shift {shift} is outside 0..63 (undefined C shift)")

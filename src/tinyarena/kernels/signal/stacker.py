@@ -18,11 +18,8 @@ from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Reg
 from tinyarena.kernels.signal._circular_buffer import STATE_FIELDS, Ring, needed_memory
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
-    check_rank,
-    check_type,
-    temp_input,
-    temp_output,
+    check_ranks_and_types,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
@@ -59,16 +56,10 @@ def init(ctx: InitContext, op: Operator) -> None:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    check_io(op, 1, 2)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
-    valid = temp_output(ctx, op, 1, "output_valid")
-    check_rank(op, x, "input", 1)
-    check_rank(op, y, "output", 1)
-    check_rank(op, valid, "output_valid", 0)
-    check_type(op, x, "input", TensorType.INT16)
-    check_type(op, y, "output", TensorType.INT16)
-    check_type(op, valid, "output_valid", TensorType.BOOL)
+    x, y, valid = temp_tensors(ctx, op, ("input",), ("output", "output_valid"))
+    check_ranks_and_types(op, ((x, "input", 1, TensorType.INT16),
+                               (y, "output", 1, TensorType.INT16),
+                               (valid, "output_valid", 0, TensorType.BOOL)))
     channels, left, right, step = _options(op)
     size = channels * (left + right + 1)
     if x.shape[0] < channels or y.shape[0] < size:

@@ -15,12 +15,10 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
     check_rank,
     check_type,
     flat_size,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
 from tinyarena.model.types import Operator, TensorType
 
@@ -40,10 +38,7 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    check_io(op, 2, 1)
-    x = temp_input(ctx, op, 0, "input")
-    w = temp_input(ctx, op, 1, "weights")
-    y = temp_output(ctx, op, 0, "output")
+    x, w, y = temp_tensors(ctx, op, ("input", "weights"), ("output",))
     if len(x.shape) < 1:
         raise KernelError(f"{op.name}: the input must have at least one dimension")
     check_rank(op, w, "weights", 1)
