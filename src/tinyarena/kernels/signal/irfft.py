@@ -20,24 +20,19 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal import _kiss_fft
-from tinyarena.kernels.signal._common import (
-    FlexOptions,
-    check_io,
-    check_type,
-    flat_size,
-    temp_input,
-    temp_output,
+from tinyarena.kernels.signal._common import flat_size
+from tinyarena.kernels.signal.rfft import (
+    TYPES,
+    fft_options,
+    init_options,
+    plan_tables,
+    prepare_io,
 )
-from tinyarena.kernels.signal.rfft import FFT_LENGTH, TYPES, fft_type
 from tinyarena.model.types import NUMPY_DTYPES, Operator
 
 
 def init(ctx: InitContext, op: Operator) -> None:
-    kind = fft_type(op)
-    fft_length = FlexOptions.parse(op).element(FFT_LENGTH, "fft_length")
-    if fft_length < 2 or fft_length & 1:
-        raise KernelError(f"{op.name}: fft_length {fft_length} must be even and >= 2 "
-                          f"(kiss_fftr_alloc refuses it and TFLM then crashes)")
+    kind, fft_length = init_options(op)
     ctx.allocate_persistent(ctx.target.sizeof("TfLiteAudioFrontendIrfftParams"))
     state = _kiss_fft.needed_memory(ctx.target, TYPES[kind], fft_length)
     if TYPES[kind] == "float32":
@@ -57,15 +52,8 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    kind = fft_type(op)
-    fft_length = FlexOptions.parse(op).element(FFT_LENGTH, "fft_length")
-    check_io(op, 1, 1)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
-    if len(x.shape) != len(y.shape) or not x.shape:
-        raise KernelError(f"{op.name}: input and output must have the same rank (>= 1)")
-    check_type(op, x, "input", kind)
-    check_type(op, y, "output", kind)
+    kind, fft_length = fft_options(op)
+    x, y = prepare_io(ctx, op, kind)
     input_length, output_length = int(x.shape[-1]) // 2, int(y.shape[-1])
     rows = (flat_size(x) // 2) // input_length if input_length else 0
     bins = fft_length // 2 + 1
@@ -75,11 +63,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if rows and (rows - 1) * output_length + fft_length > flat_size(y):
         raise KernelError(f"{op.name}: {rows} rows of {fft_length} samples do not fit the "
                           f"output {y.shape} (TFLM would write past it)")
-    reason = _kiss_fft.supported(fft_length)
-    plan = None
-    if reason is None:  # the kissfft tables, as read-only workspaces
-        plan = _kiss_fft.make_plan(TYPES[kind], fft_length, inverse=True).shell(
-            lambda a: ctx.request_workspace(a.shape, a.dtype, initial=a))
+    plan, reason = plan_tables(ctx, kind, fft_length, inverse=True)
     return OpData(plan, reason, fft_length, input_length, output_length, rows,
                   NUMPY_DTYPES[kind])
 

@@ -22,13 +22,11 @@ from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Reg
 from tinyarena.kernels.signal import _kiss_fft
 from tinyarena.kernels.signal._common import (
     FlexOptions,
-    check_io,
     check_type,
     flat_size,
-    temp_input,
-    temp_output,
+    temp_tensors,
 )
-from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
+from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
 FFT_LENGTH = 1  # 'fft_length' ('T' sorts first)
 TYPES = {TensorType.INT16: "int16", TensorType.INT32: "int32", TensorType.FLOAT32: "float32"}
@@ -48,12 +46,44 @@ def fft_type(op: Operator) -> TensorType:
     return kind
 
 
-def init(ctx: InitContext, op: Operator) -> None:
-    kind = fft_type(op)
-    fft_length = FlexOptions.parse(op).element(FFT_LENGTH, "fft_length")
+def fft_options(op: Operator) -> tuple[TensorType, int]:
+    """``T`` and ``fft_length`` as Rfft's and Irfft's Init and Prepare both read them."""
+    return fft_type(op), FlexOptions.parse(op).element(FFT_LENGTH, "fft_length")
+
+
+def init_options(op: Operator) -> tuple[TensorType, int]:
+    """Init's reading of the options (Rfft and Irfft): fft_length must suit kiss_fftr_alloc."""
+    kind, fft_length = fft_options(op)
     if fft_length < 2 or fft_length & 1:
         raise KernelError(f"{op.name}: fft_length {fft_length} must be even and >= 2 "
                           f"(kiss_fftr_alloc refuses it and TFLM then crashes)")
+    return kind, fft_length
+
+
+def prepare_io(ctx: PrepareContext, op: Operator, kind: TensorType) -> tuple[Tensor, Tensor]:
+    """Rfft's and Irfft's Prepare checks: one temp input and output of the same rank, both of
+    type ``T``."""
+    x, y = temp_tensors(ctx, op, ("input",), ("output",))
+    if len(x.shape) != len(y.shape) or not x.shape:
+        raise KernelError(f"{op.name}: input and output must have the same rank (>= 1)")
+    check_type(op, x, "input", kind)
+    check_type(op, y, "output", kind)
+    return x, y
+
+
+def plan_tables(ctx: PrepareContext, kind: TensorType, fft_length: int,
+                inverse: bool) -> tuple[_kiss_fft.PlanShell | None, str | None]:
+    """The kissfft plan with its tables as read-only workspaces, or None and the reason the
+    wheel cannot run this length."""
+    reason = _kiss_fft.supported(fft_length)
+    if reason is not None:
+        return None, reason
+    return _kiss_fft.make_plan(TYPES[kind], fft_length, inverse=inverse).shell(
+        lambda a: ctx.request_workspace(a.shape, a.dtype, initial=a)), None
+
+
+def init(ctx: InitContext, op: Operator) -> None:
+    kind, fft_length = init_options(op)
     ctx.allocate_persistent(ctx.target.sizeof("TfLiteAudioFrontendRfftParams"))
     ctx.allocate_persistent(_kiss_fft.needed_memory(ctx.target, TYPES[kind], fft_length))
 
@@ -71,15 +101,8 @@ class OpData:
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
-    kind = fft_type(op)
-    fft_length = FlexOptions.parse(op).element(FFT_LENGTH, "fft_length")
-    check_io(op, 1, 1)
-    x = temp_input(ctx, op, 0, "input")
-    y = temp_output(ctx, op, 0, "output")
-    if len(x.shape) != len(y.shape) or not x.shape:
-        raise KernelError(f"{op.name}: input and output must have the same rank (>= 1)")
-    check_type(op, x, "input", kind)
-    check_type(op, y, "output", kind)
+    kind, fft_length = fft_options(op)
+    x, y = prepare_io(ctx, op, kind)
     dtype = NUMPY_DTYPES[kind]
     scratch = ctx.request_scratch(fft_length * dtype.itemsize)
     input_length, output_length = int(x.shape[-1]), int(y.shape[-1]) // 2
@@ -91,11 +114,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if rows and (rows - 1) * output_length + bins > flat_size(y) // 2:
         raise KernelError(f"{op.name}: {rows} rows of {bins} complex bins do not fit the "
                           f"output {y.shape} (TFLM would write past it)")
-    reason = _kiss_fft.supported(fft_length)
-    plan = None
-    if reason is None:  # the kissfft tables, as read-only workspaces
-        plan = _kiss_fft.make_plan(TYPES[kind], fft_length, inverse=False).shell(
-            lambda a: ctx.request_workspace(a.shape, a.dtype, initial=a))
+    plan, reason = plan_tables(ctx, kind, fft_length, inverse=False)
     return OpData(plan, reason, fft_length, input_length, output_length, rows, scratch, dtype)
 
 
