@@ -14,16 +14,10 @@ are designed to reproduce.
 
 from __future__ import annotations
 
-from tinyarena.kernels._conv_common import (
-    CONV_BIAS,
-    CONV_FILTER,
-    CONV_INPUT,
-    CONV_OUTPUT,
-    compute_padding_height_width,
-)
 from tinyarena.kernels._conv_kernels import ConvData, conv2d_eval, conv2d_op_data
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.kernels.cmsis_nn import _buffer_sizes as bs
+from tinyarena.kernels.cmsis_nn._conv_prepare import conv_params, take_conv_tensors
 from tinyarena.model.options import Conv2DOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -38,20 +32,10 @@ def init(ctx: InitContext, op: Operator) -> None:
 def prepare(ctx: PrepareContext, op: Operator) -> ConvData:
     """Prepare (cmsis_nn/conv.cc), allocation side, then the reference op data."""
     isa = bs.check_isa(ctx.target.cmsis_nn_isa)
-    bias = op.inputs[CONV_BIAS] if len(op.inputs) > CONV_BIAS else -1
-    for index in (op.inputs[CONV_INPUT], op.inputs[CONV_FILTER], op.outputs[CONV_OUTPUT]):
-        ctx.allocate_temp_tensor(index)
-    source, weights = ctx.tensor(op.inputs[CONV_INPUT]), ctx.tensor(op.inputs[CONV_FILTER])
-    output = ctx.tensor(op.outputs[CONV_OUTPUT])
-    quantized = source is not None and source.type in (TensorType.INT8, TensorType.INT16)
-    if quantized and weights is not None:
-        channels = weights.shape[QUANTIZED_DIMENSION]
-        ctx.allocate_persistent(4 * channels)  # per_channel_output_multiplier
-        ctx.allocate_persistent(4 * channels)  # per_channel_output_shift
-    for index in (op.inputs[CONV_INPUT], op.inputs[CONV_FILTER], bias, op.outputs[CONV_OUTPUT]):
-        ctx.allocate_temp_tensor(index)
+    source, weights, output = take_conv_tensors(ctx, op, QUANTIZED_DIMENSION)
     data = conv2d_op_data(ctx, op)  # validates shapes and types before they are read below
-    if quantized and source is not None and weights is not None and output is not None:
+    if source is not None and source.type in (TensorType.INT8, TensorType.INT16) \
+            and weights is not None and output is not None:
         size = _buffer_size(isa, op, source.type, source.shape, weights.shape, output.shape)
         if size > 0:
             ctx.request_scratch(size)
@@ -61,11 +45,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> ConvData:
 def _buffer_size(isa: str, op: Operator, dtype: TensorType, in_shape: tuple[int, ...],
                  f_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> int:
     opts = op.options if isinstance(op.options, Conv2DOptions) else Conv2DOptions()
-    padding, _, _ = compute_padding_height_width(
-        opts.stride_h, opts.stride_w, opts.dilation_h_factor, opts.dilation_w_factor,
-        in_shape[1], in_shape[2], f_shape[1], f_shape[2], opts.padding)
-    params = bs.ConvParams(opts.stride_h, opts.stride_w, padding.height, padding.width,
-                           opts.dilation_h_factor, opts.dilation_w_factor)
+    params = conv_params(opts, in_shape, f_shape)
     inp = bs.Dims(*in_shape)
     flt = bs.Dims(1, f_shape[1], f_shape[2], f_shape[3])
     out = bs.Dims(*out_shape)

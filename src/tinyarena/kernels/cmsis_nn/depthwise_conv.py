@@ -11,16 +11,10 @@ Arithmetic: the reference kernel's (``eval`` below).
 
 from __future__ import annotations
 
-from tinyarena.kernels._conv_common import (
-    CONV_BIAS,
-    CONV_FILTER,
-    CONV_INPUT,
-    CONV_OUTPUT,
-    compute_padding_height_width,
-)
 from tinyarena.kernels._conv_kernels import DepthwiseData, depthwise_eval, depthwise_op_data
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.kernels.cmsis_nn import _buffer_sizes as bs
+from tinyarena.kernels.cmsis_nn._conv_prepare import conv_params, take_conv_tensors
 from tinyarena.model.options import DepthwiseConv2DOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -35,18 +29,7 @@ def init(ctx: InitContext, op: Operator) -> None:
 def prepare(ctx: PrepareContext, op: Operator) -> DepthwiseData:
     """Prepare (cmsis_nn/depthwise_conv.cc), allocation side, then the reference op data."""
     isa = bs.check_isa(ctx.target.cmsis_nn_isa)
-    bias = op.inputs[CONV_BIAS] if len(op.inputs) > CONV_BIAS else -1
-    for index in (op.inputs[CONV_INPUT], op.inputs[CONV_FILTER], op.outputs[CONV_OUTPUT]):
-        ctx.allocate_temp_tensor(index)
-    source, weights = ctx.tensor(op.inputs[CONV_INPUT]), ctx.tensor(op.inputs[CONV_FILTER])
-    output = ctx.tensor(op.outputs[CONV_OUTPUT])
-    if source is not None and weights is not None \
-            and source.type in (TensorType.INT8, TensorType.INT16):
-        channels = weights.shape[QUANTIZED_DIMENSION]
-        ctx.allocate_persistent(4 * channels)  # per_channel_output_multiplier
-        ctx.allocate_persistent(4 * channels)  # per_channel_output_shift
-    for index in (op.inputs[CONV_INPUT], op.inputs[CONV_FILTER], bias, op.outputs[CONV_OUTPUT]):
-        ctx.allocate_temp_tensor(index)
+    source, weights, output = take_conv_tensors(ctx, op, QUANTIZED_DIMENSION)
     data = depthwise_op_data(ctx, op)
     if source is not None and weights is not None and output is not None \
             and source.type == TensorType.INT8:
@@ -60,11 +43,7 @@ def _buffer_size(isa: str, op: Operator, filter_type: TensorType, in_shape: tupl
                  f_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> int:
     opts = op.options if isinstance(op.options, DepthwiseConv2DOptions) \
         else DepthwiseConv2DOptions()
-    padding, _, _ = compute_padding_height_width(
-        opts.stride_h, opts.stride_w, opts.dilation_h_factor, opts.dilation_w_factor,
-        in_shape[1], in_shape[2], f_shape[1], f_shape[2], opts.padding)
-    params = bs.ConvParams(opts.stride_h, opts.stride_w, padding.height, padding.width,
-                           opts.dilation_h_factor, opts.dilation_w_factor)
+    params = conv_params(opts, in_shape, f_shape)
     depth = out_shape[3]
     inp = bs.Dims(in_shape[0], in_shape[1], in_shape[2], in_shape[3])
     flt = bs.Dims(1, f_shape[1], f_shape[2], depth)
