@@ -72,22 +72,26 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
                           f"or the crops")
     blocks = x.reshape(bh, bw, out_batch, height, width, depth)
     for sh in range(bh):  # input batch block (sh, sw) fills output rows/columns sh, sw mod block
-        rows = _phase(sh, top, bh, height, y.shape[1])
+        rows = block_phase(sh, top, bh, height, y.shape[1])
         for sw in range(bw):
-            cols = _phase(sw, left, bw, width, y.shape[2])
-            np.copyto(y[:, rows[0]::bh, cols[0]::bw][:, :rows[2], :cols[2]],
-                      blocks[sh, sw][:, rows[1]:rows[1] + rows[2], cols[1]:cols[1] + cols[2]])
+            cols = block_phase(sw, left, bw, width, y.shape[2])
+            np.copyto(y[:, rows[1]::bh, cols[1]::bw][:, :rows[2], :cols[2]],
+                      blocks[sh, sw][:, rows[0]:rows[0] + rows[2], cols[0]:cols[0] + cols[2]])
 
 
-def _phase(shift: int, crop: int, block: int, size: int, out_size: int) -> tuple[int, int, int]:
-    """For input positions i (0 <= i < size) landing at i * block + shift - crop inside
-    [0, out_size): (first output position, first input position, how many)."""
-    first_in = max(0, -(-(crop - shift) // block))
-    first_out = first_in * block + shift - crop
-    if first_out >= out_size or first_in >= size:
+def block_phase(shift: int, edge: int, block: int, grid_size: int,
+                dense_size: int) -> tuple[int, int, int]:
+    """The index map of both ops along one spatial axis, for batch block ``shift``: position
+    g of a block (0 <= g < grid_size) is position g * block + shift - edge of the dense tensor
+    (BATCH_TO_SPACE_ND's output with ``edge`` its crop, SPACE_TO_BATCH_ND's input with ``edge``
+    its padding) when that lies in [0, dense_size). Returns (first block position, first dense
+    position, how many)."""
+    first_grid = max(0, -(-(edge - shift) // block))
+    first_dense = first_grid * block + shift - edge
+    if first_dense >= dense_size or first_grid >= grid_size:
         return 0, 0, 0
-    count = min(size - first_in, (out_size - 1 - first_out) // block + 1)
-    return first_out, first_in, count
+    count = min(grid_size - first_grid, (dense_size - 1 - first_dense) // block + 1)
+    return first_grid, first_dense, count
 
 
 REGISTRATION = Registration("BATCH_TO_SPACE_ND", init=None, prepare=check_io, eval=eval_,

@@ -13,7 +13,13 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, Registration
-from tinyarena.kernels.batch_to_space_nd import as_4d, block_and_edges, check_io, check_type
+from tinyarena.kernels.batch_to_space_nd import (
+    as_4d,
+    block_and_edges,
+    block_phase,
+    check_io,
+    check_type,
+)
 from tinyarena.model.types import Operator
 
 
@@ -36,22 +42,11 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     y[...] = 0  # the padding bytes
     blocks = y.reshape(bh, bw, batch, out_h, out_w, depth)
     for sh in range(bh):  # output batch block (sh, sw) reads padded rows/columns sh, sw mod block
-        rows = _phase(sh, top, bh, out_h, height)
+        rows = block_phase(sh, top, bh, out_h, height)
         for sw in range(bw):
-            cols = _phase(sw, left, bw, out_w, width)
+            cols = block_phase(sw, left, bw, out_w, width)
             np.copyto(blocks[sh, sw][:, rows[0]:rows[0] + rows[2], cols[0]:cols[0] + cols[2]],
                       x[:, rows[1]::bh, cols[1]::bw][:, :rows[2], :cols[2]])
-
-
-def _phase(shift: int, pad: int, block: int, out_size: int, size: int) -> tuple[int, int, int]:
-    """Output positions o (0 <= o < out_size) read input o * block + shift - pad when that lies
-    in [0, size): (first output position, first input position, how many)."""
-    first_out = max(0, -(-(pad - shift) // block))
-    first_in = first_out * block + shift - pad
-    if first_out >= out_size or first_in >= size:
-        return 0, 0, 0
-    count = min(out_size - first_out, (size - 1 - first_in) // block + 1)
-    return first_out, first_in, count
 
 
 REGISTRATION = Registration("SPACE_TO_BATCH_ND", init=init, prepare=check_io, eval=eval_,
