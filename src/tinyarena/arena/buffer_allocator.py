@@ -69,13 +69,13 @@ class BufferAllocator:
     def allocate_persistent(self, size: int, alignment: int) -> int:
         """AllocatePersistentBuffer: AlignPointerDown(tail_ - size), checked against head_ only."""
         result = align_down(self.tail - size, alignment)
-        consumed = self.arena_size - result
-        self._require(self.head + consumed)
-        self.overlap_free_end = max(self.overlap_free_end, max(self.head, self.temp) + consumed)
-        if result < self.head:
-            missing = self.head - result
-            self._fail(f"Failed to allocate tail memory. Requested: {_u(size)}, available "
-                       f"{_u(size - missing)}, missing: {_u(missing)}", missing)
+        self._record_tail(result)
+        floor = self._tail_floor()
+        if result < floor:
+            missing = floor - result
+            shown = self._shown
+            self._fail(f"Failed to allocate tail memory. Requested: {shown(size)}, available "
+                       f"{shown(size - missing)}, missing: {shown(missing)}", missing)
         self.used_bytes += self.tail - result
         self.requested_tail_bytes += size
         self.alloc_count += 1
@@ -89,11 +89,13 @@ class BufferAllocator:
         if self.head != self.temp:
             raise AssertionError("ResizeBuffer with live temp allocations (TFLM refuses this)")
         start = align_up(0, alignment)
-        self._require(start + size + self.tail_used)
-        available = self.tail - start
+        self._record_head_end(start + size)
+        available = self._head_ceiling() - start
         if available < size:
-            self._fail(f"Failed to resize buffer. Requested: {_u(size)}, available "
-                       f"{_u(available)}, missing: {_u(size - available)}", size - available)
+            shown = self._shown
+            self._fail(f"Failed to resize buffer. Requested: {shown(size)}, available "
+                       f"{shown(available)}, missing: {shown(size - available)}",
+                       size - available)
         previous = self.head
         self.head = start + size
         self.temp = self.head
@@ -106,11 +108,13 @@ class BufferAllocator:
     def allocate_temp(self, size: int, alignment: int) -> int:
         """AllocateTemp: bump temp_ upward, checked against the current tail."""
         result = align_up(self.temp, alignment)
-        self._require(result + size + self.tail_used)
-        available = self.tail - result
+        self._record_head_end(result + size)
+        available = self._head_ceiling() - result
         if available < size:
-            self._fail(f"Failed to allocate temp memory. Requested: {_u(size)}, available "
-                       f"{_u(available)}, missing: {_u(size - available)}", size - available)
+            shown = self._shown
+            self._fail(f"Failed to allocate temp memory. Requested: {shown(size)}, available "
+                       f"{shown(available)}, missing: {shown(size - available)}",
+                       size - available)
         self.temp = result + size
         self.temp_peak = max(self.temp_peak, self.temp)
         self.temp_count += 1
@@ -136,6 +140,33 @@ class BufferAllocator:
         """
         pad = (self.arena_size - self.tail_used) % ARENA_ALIGNMENT
         self._require(align_up(self.temp, ARENA_ALIGNMENT) + needed_bytes + self.tail_used + pad)
+
+    # -- bounds (what SplitBufferAllocator, the two-arena layout, replaces) ---------------------
+
+    def _tail_floor(self) -> int:
+        """The lowest address a tail allocation may reach: head_ (one arena)."""
+        return self.head
+
+    def _record_tail(self, result: int) -> None:
+        """Record the arena end a tail allocation at ``result`` needs (and the overlap-free
+        end, which also keeps it clear of live temp allocations)."""
+        consumed = self.arena_size - result
+        self._require(self.head + consumed)
+        self.overlap_free_end = max(self.overlap_free_end, max(self.head, self.temp) + consumed)
+
+    def _head_ceiling(self) -> int:
+        """What the head buffer and temp allocations must stay below: tail_ (one arena)."""
+        return self.tail
+
+    def _record_head_end(self, end: int) -> None:
+        """Record the arena end a head or temp buffer ending at ``end`` needs (the tail stays
+        above it)."""
+        self._require(end + self.tail_used)
+
+    @staticmethod
+    def _shown(value: int) -> int:
+        """How the failure messages print a size (%u, as MicroPrintf does)."""
+        return _u(value)
 
     # -- helpers ------------------------------------------------------------------------------------
 

@@ -58,47 +58,25 @@ class SplitBufferAllocator(BufferAllocator):
     def available_memory(self, alignment: int) -> int:
         return align_down(self.non_persistent_size, alignment) - align_up(self.temp, alignment)
 
-    def allocate_persistent(self, size: int, alignment: int) -> int:
-        result = align_down(self.tail - size, alignment)
+    # The tail lives in the persistent buffer, head and temp in the non-persistent one; the
+    # allocation steps themselves are BufferAllocator's.
+
+    def _tail_floor(self) -> int:
+        return self.persistent_base
+
+    def _record_tail(self, result: int) -> None:
         self.required_persistent = max(self.required_persistent, self.persistent_end - result)
         self._require(self.required_persistent)
-        if result < self.persistent_base:
-            missing = self.persistent_base - result
-            self._fail(f"Failed to allocate tail memory. Requested: {size}, available "
-                       f"{size - missing}, missing: {missing}", missing)
-        self.used_bytes += self.tail - result
-        self.requested_tail_bytes += size
-        self.alloc_count += 1
-        self.tail = result
-        return result
 
-    def resize_head(self, size: int, alignment: int) -> int:
-        if self.head != self.temp:
-            raise AssertionError("ResizeBuffer with live temp allocations (TFLM refuses this)")
-        start = align_up(0, alignment)
-        self._need_np(start + size)
-        available = self.non_persistent_size - start
-        if available < size:
-            self._fail(f"Failed to resize buffer. Requested: {size}, available {available}, "
-                       f"missing: {size - available}", size - available)
-        previous = self.head
-        self.head = start + size
-        self.temp = self.head
-        self.used_bytes += self.head - previous
-        self.requested_head_bytes = size
-        return start
+    def _head_ceiling(self) -> int:
+        return self.non_persistent_size
 
-    def allocate_temp(self, size: int, alignment: int) -> int:
-        result = align_up(self.temp, alignment)
-        self._need_np(result + size)
-        available = self.non_persistent_size - result
-        if available < size:
-            self._fail(f"Failed to allocate temp memory. Requested: {size}, available "
-                       f"{available}, missing: {size - available}", size - available)
-        self.temp = result + size
-        self.temp_peak = max(self.temp_peak, self.temp)
-        self.temp_count += 1
-        return result
+    def _record_head_end(self, end: int) -> None:
+        self._need_np(end)
+
+    @staticmethod
+    def _shown(value: int) -> int:
+        return value  # printed as the plain integer (unlike the single arena's %u)
 
     def require_planner_area(self, needed_bytes: int) -> None:
         self._need_np(align_up(self.temp, ARENA_ALIGNMENT) + needed_bytes)
