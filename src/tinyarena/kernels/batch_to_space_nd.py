@@ -53,13 +53,19 @@ def check_type(ctx: EvalContext, op: Operator) -> None:
         raise KernelError(f"{op.name} supports float32 and int8, not {kind}")
 
 
-def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
+def eval_views(ctx: EvalContext, op: Operator
+               ) -> tuple[np.ndarray, np.ndarray, int, int, int, int]:
+    """The start of both ops' Eval: the type check, then input and output as 4-D views and
+    (block height, block width, top, left)."""
     check_type(ctx, op)
     source = ctx.tensor_data(op.inputs[0])
     out = ctx.tensor_data(op.outputs[0])
     bh, bw, top, left = block_and_edges(ctx, op, source.ndim)
-    x = as_4d(source)
-    y = as_4d(out)
+    return as_4d(source), as_4d(out), bh, bw, top, left
+
+
+def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
+    x, y, bh, bw, top, left = eval_views(ctx, op)
     batch, height, width, depth = x.shape
     out_batch = y.shape[0]
     if bh < 1 or bw < 1 or batch != out_batch * bh * bw:

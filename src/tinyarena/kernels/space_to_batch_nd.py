@@ -13,13 +13,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, Registration
-from tinyarena.kernels.batch_to_space_nd import (
-    as_4d,
-    block_and_edges,
-    block_phase,
-    check_io,
-    check_type,
-)
+from tinyarena.kernels.batch_to_space_nd import block_phase, check_io, eval_views
 from tinyarena.model.types import Operator
 
 
@@ -28,12 +22,7 @@ def init(ctx: InitContext, op: Operator) -> None:
 
 
 def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
-    check_type(ctx, op)
-    source = ctx.tensor_data(op.inputs[0])
-    out = ctx.tensor_data(op.outputs[0])
-    bh, bw, top, left = block_and_edges(ctx, op, source.ndim)
-    x = as_4d(source)
-    y = as_4d(out)
+    x, y, bh, bw, top, left = eval_views(ctx, op)
     batch, height, width, depth = x.shape
     out_batch, out_h, out_w, _ = y.shape
     if bh < 1 or bw < 1 or out_batch != batch * bh * bw or top < 0 or left < 0:
