@@ -36,6 +36,17 @@ def check_io(ctx: PrepareContext, op: Operator) -> tuple[tuple[int, ...], tuple[
     return inp.shape, out.shape
 
 
+def check_output_dims(ctx: PrepareContext, op: Operator, out_shape: tuple[int, ...],
+                      want: tuple[int, ...]) -> None:
+    """The end of both ops' Prepare: CreateWritableTensorDimsWithCopy (a persistent
+    TfLiteIntArray for the output dims), then the model's output must have the shape TFLM
+    computes (``want``), which the port does not write back."""
+    ctx.allocate_persistent(4 + 4 * len(out_shape))  # CreateWritableTensorDimsWithCopy
+    if tuple(out_shape) != want:
+        raise KernelError(f"{op.name}: the output shape is {out_shape}, TFLM computes "
+                          f"{want}; fix the output tensor")
+
+
 def prepare(ctx: PrepareContext, op: Operator) -> None:
     """CalculateOpData."""
     shape, out_shape = check_io(ctx, op)
@@ -46,11 +57,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> None:
     if channels % (size * size):
         raise KernelError(f"DEPTH_TO_SPACE: depth {channels} is not a multiple of "
                           f"{size * size}")
-    ctx.allocate_persistent(4 + 4 * len(out_shape))  # CreateWritableTensorDimsWithCopy
-    want = (batch, height * size, width * size, channels // (size * size))
-    if tuple(out_shape) != want:
-        raise KernelError(f"DEPTH_TO_SPACE: the output shape is {out_shape}, TFLM computes "
-                          f"{want}; fix the output tensor")
+    check_output_dims(ctx, op, out_shape,
+                      (batch, height * size, width * size, channels // (size * size)))
 
 
 def eval_(ctx: EvalContext, op: Operator, data: None) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
-from tinyarena.kernels.depth_to_space import check_io
+from tinyarena.kernels.depth_to_space import check_io, check_output_dims
 from tinyarena.model.options import SpaceToDepthOptions
 from tinyarena.model.types import Operator
 
@@ -31,11 +31,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> None:
     if height % size or width % size:
         raise KernelError(f"SPACE_TO_DEPTH: height {height} and width {width} must be "
                           f"multiples of block_size {size}")
-    ctx.allocate_persistent(4 + 4 * len(out_shape))  # CreateWritableTensorDimsWithCopy
-    want = (batch, height // size, width // size, channels * size * size)
-    if tuple(out_shape) != want:
-        raise KernelError(f"SPACE_TO_DEPTH: the output shape is {out_shape}, TFLM computes "
-                          f"{want}; fix the output tensor")
+    check_output_dims(ctx, op, out_shape,
+                      (batch, height // size, width // size, channels * size * size))
 
 
 def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
