@@ -83,6 +83,30 @@ def test_targets_name_their_float_arithmetic(target: str, fma: bool, libm: str) 
     assert expf_for(libm)(x).dtype == F
 
 
+def _output_per_target(model: bytes, inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Output 0 on an FPU target (Cortex-M4), one without (Cortex-M3) and the host, after one
+    invoke per input in turn (variable tensors carry their state over)."""
+    from tinyarena import Interpreter
+
+    got = {}
+    for target in ("cortex-m4", "cortex-m3", "host-x64"):
+        ip = Interpreter(model, target=target)
+        ip.allocate_tensors()
+        for x in inputs:
+            ip.set_input(0, x)
+            ip.invoke()
+        got[target] = ip.get_output(0).copy()
+    return got
+
+
+def _assert_fused_only_with_fpu(got: dict[str, np.ndarray], want: np.ndarray) -> None:
+    """The Cortex-M4 output is the fused reference bit for bit; the Cortex-M3 one is the
+    host's (unfused), and the two targets do differ on this case."""
+    assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(got["cortex-m3"], got["host-x64"])
+    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+
+
 def _fused_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, depthwise: bool
                      ) -> np.ndarray:
     """reference_ops::Conv / DepthwiseConv float with every ``total += a * b`` fused, VALID
@@ -111,7 +135,6 @@ def _fused_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, depthwise: boo
 @pytest.mark.parametrize("depthwise", [False, True])
 def test_float_convolutions_fuse_on_fpu_targets(depthwise: bool) -> None:
     """Cortex-M4 (FPU): conv/depthwise float sums fused, in TFLM's order; Cortex-M3: not."""
-    from tinyarena import Interpreter
     from tinyarena.builder import ModelBuilder
 
     rng = np.random.default_rng(9)
@@ -128,17 +151,8 @@ def test_float_convolutions_fuse_on_fpu_targets(depthwise: bool) -> None:
     mb.add_operator(op, [xi, wt, bt], [y], padding="VALID", stride_w=1, stride_h=1, **extra)
     mb.mark_output(y)
     model = mb.build()
-    got = {}
-    for target in ("cortex-m4", "cortex-m3", "host-x64"):
-        ip = Interpreter(model, target=target)
-        ip.allocate_tensors()
-        ip.set_input(0, x)
-        ip.invoke()
-        got[target] = ip.get_output(0).copy()
-    want = _fused_reference(x, w, b, depthwise)
-    assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
-    assert np.array_equal(got["cortex-m3"], got["host-x64"])
-    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+    got = _output_per_target(model, [x])
+    _assert_fused_only_with_fpu(got, _fused_reference(x, w, b, depthwise))
 
 
 def _fmaf(a: float, b: float, c: float) -> np.float32:
@@ -149,7 +163,6 @@ def test_float_svdf_fuses_both_dot_products_on_fpu_targets() -> None:
     """EvalFloatSvdfReference: ``dot_prod += w * x`` (feature) and ``scratch += w_time *
     state`` (time), each fused on the Cortex-M4; bias + scratch is a plain add. Two invokes
     from a zero state, rank 1, memory 2, written out here with exact-rational fmaf."""
-    from tinyarena import Interpreter
     from tinyarena.builder import ModelBuilder
 
     rng = np.random.default_rng(12)
@@ -167,14 +180,7 @@ def test_float_svdf_fuses_both_dot_products_on_fpu_targets() -> None:
                     fused_activation_function="NONE")
     mb.mark_output(y)
     model = mb.build()
-    got = {}
-    for target in ("cortex-m4", "cortex-m3", "host-x64"):
-        ip = Interpreter(model, target=target)
-        ip.allocate_tensors()
-        for x in xs:
-            ip.set_input(0, x)
-            ip.invoke()
-        got[target] = ip.get_output(0).copy()
+    got = _output_per_target(model, xs)
     state = np.zeros((units, memory), F)
     for x in xs:
         state[:, :-1] = state[:, 1:]
@@ -189,15 +195,12 @@ def test_float_svdf_fuses_both_dot_products_on_fpu_targets() -> None:
         for j in range(memory):
             acc = _fmaf(wt[i, j], state[i, j], acc)
         want[i] = F(bias[i] + acc)
-    assert np.array_equal(got["cortex-m4"].reshape(-1).view(np.uint32), want.view(np.uint32))
-    assert np.array_equal(got["cortex-m3"], got["host-x64"])
-    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+    _assert_fused_only_with_fpu(got, want.reshape(1, units))
 
 
 def test_float_transpose_conv_fuses_on_fpu_targets() -> None:
     """reference_ops::TransposeConv scatters ``output += input * filter`` over input pixels
     (rows, columns, channels ascending): each a fused multiply-add on the Cortex-M4."""
-    from tinyarena import Interpreter
     from tinyarena.builder import ModelBuilder
 
     rng = np.random.default_rng(21)
@@ -213,13 +216,7 @@ def test_float_transpose_conv_fuses_on_fpu_targets() -> None:
                     padding="VALID", stride_w=1, stride_h=1)
     mb.mark_output(y)
     model = mb.build()
-    got = {}
-    for target in ("cortex-m4", "cortex-m3", "host-x64"):
-        ip = Interpreter(model, target=target)
-        ip.allocate_tensors()
-        ip.set_input(0, x)
-        ip.invoke()
-        got[target] = ip.get_output(0).copy()
+    got = _output_per_target(model, [x])
     want = np.zeros((1, oh, ow, cout), F)
     for iy in range(h):
         for ix in range(w):
@@ -230,6 +227,4 @@ def test_float_transpose_conv_fuses_on_fpu_targets() -> None:
                             want[0, iy + ky, ix + kx, oc] = _fmaf(
                                 x[0, iy, ix, c], filt[oc, ky, kx, c],
                                 want[0, iy + ky, ix + kx, oc])
-    assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
-    assert np.array_equal(got["cortex-m3"], got["host-x64"])
-    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+    _assert_fused_only_with_fpu(got, want)
