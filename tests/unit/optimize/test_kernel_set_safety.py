@@ -47,6 +47,19 @@ def _offsets(data: bytes) -> tuple[dict[int, int], int]:
     return {i: o for (sg, i), o in layout.tensor_offsets.items() if sg == 0}, layout.head
 
 
+def _assert_same_outputs(original: bytes, optimized: bytes, target: str, x: np.ndarray) -> None:
+    """The optimized model's output equals the original's, both run by tinyarena's interpreter
+    with the target's kernel set (the plan's overlaps are real there)."""
+    outs = []
+    for model in (original, optimized):
+        ip = Interpreter(model, target=target)
+        ip.allocate_tensors()
+        ip.set_input(0, x)
+        ip.invoke()
+        outs.append(ip.get_output(0))
+    assert np.array_equal(outs[0], outs[1])
+
+
 def _conv_1x1_steps(data: bytes, op_index: int, order: str) -> tuple[list[Step], int]:
     """One 1x1 int8 conv of ``data`` (pixels P, channels Ci -> Co) as steps in ``order``:
     "reference" (pixel, then output channel, one element a step) or "cmsis-nn" (channel pairs
@@ -127,14 +140,7 @@ def test_cmsis_nn_elementwise_in_place(op: str, target: str, isa: str, block: in
     assert {"reference", f"cmsis-nn:{isa}"} <= set(record.safe_for)
     rng = np.random.default_rng(1)
     x = rng.integers(-128, 128, size=(1, 16, 16, 4), dtype=np.int8)
-    outs = []
-    for model in (data, result.model):
-        ip = Interpreter(model, target=target)
-        ip.allocate_tensors()
-        ip.set_input(0, x)
-        ip.invoke()
-        outs.append(ip.get_output(0))
-    assert np.array_equal(outs[0], outs[1])
+    _assert_same_outputs(data, result.model, target, x)
 
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D"])
@@ -147,14 +153,7 @@ def test_cmsis_nn_float_windows_run_reference_code(op: str) -> None:
     assert 1 in [p.op for p in result.partial]
     assert "cmsis-nn:dsp" in result.safe_for and "reference" in result.safe_for
     x = np.random.default_rng(2).normal(size=(1, 12, 12, 1)).astype(np.float32)
-    outs = []
-    for model in (data, result.model):
-        ip = Interpreter(model, target="cortex-m4")
-        ip.allocate_tensors()
-        ip.set_input(0, x)
-        ip.invoke()
-        outs.append(ip.get_output(0))
-    assert np.array_equal(outs[0], outs[1])
+    _assert_same_outputs(data, result.model, "cortex-m4", x)
     if op == "MAX_POOL_2D":  # arm_max_pool_s8 compares in place in its output: refused
         int8 = optimize_model(window_model(op, 3, 1, "SAME", 1, "int8", 1),
                               target="cortex-m4", time_budget_s=0.2)
@@ -228,14 +227,7 @@ def test_cmsis_nn_int8_window_kernels_in_their_loop_order(op: str, k: int, strid
     steps, head = _window_steps(result.model, 1, pixels, channels, output_at=64)
     assert _hazards(steps, head) > 0
     x = np.random.default_rng(4).integers(-128, 128, size=(1, 12, 12, 1), dtype=np.int8)
-    outs = []
-    for model in (data, result.model):
-        ip = Interpreter(model, target=target)
-        ip.allocate_tensors()
-        ip.set_input(0, x)
-        ip.invoke()
-        outs.append(ip.get_output(0))
-    assert np.array_equal(outs[0], outs[1])
+    _assert_same_outputs(data, result.model, target, x)
 
 
 @pytest.mark.parametrize("target,shared", [("cortex-m4", True), ("cortex-m3", True),
