@@ -339,6 +339,20 @@ def _working(kind: str, x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32) if kind == "float32" else x.astype(np.int64)
 
 
+def _pair_bins(M: _Fixed | _Float, plan: Plan, re: np.ndarray, im: np.ndarray,
+               k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The step kiss_fftr and kiss_fftri share for bins k and nfft - k: both halved (C_FIXDIV,
+    a no-op for float), the second conjugated; returns their sum and their difference times
+    the super twiddle of k."""
+    n = plan.nfft
+    ar, ai = M.fixdiv(re[:, k], im[:, k], 2)
+    br, bi = M.fixdiv(re[:, n - k], M.st(-im[:, n - k]), 2)
+    sum_r, sum_i = M.st(ar + br), M.st(ai + bi)
+    diff_r, diff_i = M.st(ar - br), M.st(ai - bi)
+    tw_r, tw_i = M.c_mul(diff_r, diff_i, plan.super_r[k - 1], plan.super_i[k - 1])
+    return sum_r, sum_i, tw_r, tw_i
+
+
 def kiss_fftr(plan: Plan, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """kiss_fftr: rows of ``2 * nfft`` real samples -> (real, imag) rows of nfft + 1 bins."""
     M = _math(plan.kind)
@@ -352,11 +366,7 @@ def kiss_fftr(plan: Plan, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     out_r[:, n] = M.st(dr - di)
     k = np.arange(1, n // 2 + 1)
     if k.size:
-        pr, pi = M.fixdiv(tr[:, k], ti[:, k], 2)
-        nr, ni = M.fixdiv(tr[:, n - k], M.st(-ti[:, n - k]), 2)
-        f1r, f1i = M.st(pr + nr), M.st(pi + ni)
-        f2r, f2i = M.st(pr - nr), M.st(pi - ni)
-        twr, twi = M.c_mul(f2r, f2i, plan.super_r[k - 1], plan.super_i[k - 1])
+        f1r, f1i, twr, twi = _pair_bins(M, plan, tr, ti, k)
         out_r[:, k] = M.st(M.half(f1r + twr))
         out_i[:, k] = M.st(M.half(twi + f1i))  # operand order: a NaN keeps the wheel's sign
         out_r[:, n - k] = M.st(M.half(f1r - twr))  # k == n - k: this store wins, as in C
@@ -374,11 +384,7 @@ def kiss_fftri(plan: Plan, re: np.ndarray, im: np.ndarray) -> np.ndarray:
     tr[:, 0], ti[:, 0] = M.fixdiv(M.st(fr[:, 0] + fr[:, n]), M.st(fr[:, 0] - fr[:, n]), 2)
     k = np.arange(1, n // 2 + 1)
     if k.size:
-        kr, ki = M.fixdiv(fr[:, k], fi[:, k], 2)
-        cr, ci = M.fixdiv(fr[:, n - k], M.st(-fi[:, n - k]), 2)
-        er, ei = M.st(kr + cr), M.st(ki + ci)
-        dr, di = M.st(kr - cr), M.st(ki - ci)
-        okr, oki = M.c_mul(dr, di, plan.super_r[k - 1], plan.super_i[k - 1])
+        er, ei, okr, oki = _pair_bins(M, plan, fr, fi, k)
         tr[:, k], ti[:, k] = M.st(er + okr), M.st(ei + oki)
         tr[:, n - k], ti[:, n - k] = M.st(er - okr), M.st(-M.st(ei - oki))
     out_r, out_i = kiss_fft(plan, tr, ti)
