@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import Target
+from tinyarena.kernels.base import PrepareContext, Target
 
 READ, WRITE, NONEMPTY, STARTED = range(4)
 STATE_FIELDS = 4
@@ -25,6 +25,19 @@ STATE_FIELDS = 4
 def needed_memory(target: Target, capacity: int) -> int:
     """CircularBufferGetNeededMemory: the struct and two copies of ``capacity`` int16."""
     return target.sizeof("tflm_signal::CircularBuffer") + 4 * capacity
+
+
+def allocate_row_rings(ctx: PrepareContext, outer: int, capacity: int) -> tuple[int, int]:
+    """Prepare's rings in Delay and Framer, one per outer row: two arrays of ``outer`` pointers
+    (the buffers and their state), then each row's CircularBuffer. Returns the workspaces
+    (storage rows, state rows) that hold the rings' contents here."""
+    pointer = ctx.target.sizeof("void*")
+    ctx.allocate_persistent(outer * pointer)
+    ctx.allocate_persistent(outer * pointer)
+    for _ in range(outer):
+        ctx.allocate_persistent(needed_memory(ctx.target, capacity))
+    return (ctx.request_workspace((outer, 2 * capacity), np.int16),
+            ctx.request_workspace((outer, STATE_FIELDS), np.int64))
 
 
 @dataclass

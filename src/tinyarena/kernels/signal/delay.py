@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
-from tinyarena.kernels.signal._circular_buffer import STATE_FIELDS, Ring, needed_memory
+from tinyarena.kernels.signal._circular_buffer import Ring, allocate_row_rings
 from tinyarena.kernels.signal._common import (
     FlexOptions,
     check_type,
@@ -60,15 +58,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     delay = _delay(op)
     frame = int(x.shape[-1])
     outer = flat_size(x) // frame
-    pointer = ctx.target.sizeof("void*")
-    ctx.allocate_persistent(outer * pointer)
-    ctx.allocate_persistent(outer * pointer)
     capacity = frame + delay
-    for _ in range(outer):
-        ctx.allocate_persistent(needed_memory(ctx.target, capacity))
-    return OpData(delay, frame, outer, capacity,
-                  ctx.request_workspace((outer, 2 * capacity), np.int16),
-                  ctx.request_workspace((outer, STATE_FIELDS), np.int64))
+    return OpData(delay, frame, outer, capacity, *allocate_row_rings(ctx, outer, capacity))
 
 
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from tinyarena.errors import KernelError
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
-from tinyarena.kernels.signal._circular_buffer import STATE_FIELDS, Ring, needed_memory
+from tinyarena.kernels.signal._circular_buffer import Ring, allocate_row_rings
 from tinyarena.kernels.signal._common import (
     FlexOptions,
     check_rank,
@@ -80,15 +78,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if flat_size(y) < outer * n_frames * size:
         raise KernelError(f"{op.name}: the output holds {flat_size(y)} values, fewer than "
                           f"{outer * n_frames} frames of {size}")
-    pointer = ctx.target.sizeof("void*")
-    ctx.allocate_persistent(outer * pointer)
-    ctx.allocate_persistent(outer * pointer)
     capacity = (size + step - 1) // step * step
-    for _ in range(outer):
-        ctx.allocate_persistent(needed_memory(ctx.target, capacity))
     return OpData(size, step, prefill, outer, n_frames, capacity,
-                  ctx.request_workspace((outer, 2 * capacity), np.int16),
-                  ctx.request_workspace((outer, STATE_FIELDS), np.int64))
+                  *allocate_row_rings(ctx, outer, capacity))
 
 
 def _rings(ctx: EvalContext, data: OpData) -> list[Ring]:
