@@ -4,7 +4,9 @@ Both take temp tensors input, filter and output, allocate the two per-channel ar
 int8/int16 input (the reference kernels also do for float), then take input, filter, bias and
 output again for CalculateOpData; and both size CMSIS-NN's buffer from the same ``cmsis_nn_conv
 _params`` (strides, TFLM's padding, dilations). They differ in the filter dimension that counts
-the channels and in which buffer they request, which stay in the two kernels.
+the channels and in which buffer they request, which stay in the two kernels. The reference
+kernels' counterpart, ``_conv_common.allocate_conv_prepare``, differs (temps output first,
+per-channel arrays for float too, an int4 unpack scratch), so it is not reused here.
 """
 
 from __future__ import annotations
