@@ -162,6 +162,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    """argparse type of --seed and --top-k: numpy's seeds and a count of classes are >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser(
         "run", help="run a model in tinyarena's interpreter",
@@ -187,7 +198,7 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--resize", action="store_true",
                    help="resize the image to the input's height and width (otherwise a "
                         "different size is an error)")
-    p.add_argument("--top-k", type=int, default=5, metavar="K",
+    p.add_argument("--top-k", type=_non_negative_int, default=5, metavar="K",
                    help="classes printed for a classifier output (shape (N,) or (1, N)); "
                         "0 for none (default 5)")
     p.add_argument("--output", type=Path, default=None, metavar="OUT.npz",
@@ -200,7 +211,7 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--labels", default=None, metavar="A,B,...",
                    help="names of output 0's classes, printed with the top classes (person_detect: "
                         "--labels no_person,person)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random input")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the random input")
     p.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
                    help="invoke N times and report the median time")
     p.set_defaults(handler=run_command)
