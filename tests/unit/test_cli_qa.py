@@ -31,3 +31,57 @@ def test_run_negative_seed_or_top_k_is_a_usage_error(tmp_path, capsys, option) -
     assert exc.value.code == 2
     error = json.loads(capsys.readouterr().out)["error"]
     assert option in error["message"] and "0 or more" in error["message"]
+
+
+def _model_with_unused_tensors() -> bytes:
+    """RELU -> RELU over 16 floats (64 bytes each), plus two 1 KiB float tensors that no
+    operator reads or writes. TFLM gives those lifetime -1..-1 and still plans them, both
+    live at once: the head is 2,048 bytes, formed at step -1 by the unused pair alone."""
+    b = ModelBuilder()
+    x = b.add_input("x", (16,), "float32")
+    b.add_tensor("unused_a", (256,), "float32")
+    b.add_tensor("unused_b", (256,), "float32")
+    h = b.add_tensor("h", (16,), "float32")
+    y = b.add_tensor("y", (16,), "float32")
+    b.add_operator("RELU", [x], [h])
+    b.add_operator("RELU", [h], [y])
+    b.mark_output(y)
+    return b.build()
+
+
+def test_peak_formed_by_unused_tensors_is_named_as_such(tmp_path, capsys) -> None:
+    # The peak at step -1 used to read "before the first operator (inputs)" and each unused
+    # tensor's ops "input -> output", though none is a graph input or output.
+    path = tmp_path / "unused.tflite"
+    path.write_bytes(_model_with_unused_tensors())
+    assert main(["plan", str(path), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["head_bytes"] == 2048
+    assert plan["peak"]["step"] == -1 and plan["peak"]["operator"] is None
+    assert {b["name"] for b in plan["peak"]["buffers"]} == {"unused_a", "unused_b"}
+    assert main(["plan", str(path)]) == 0
+    text = capsys.readouterr().out
+    peak_line = next(line for line in text.splitlines() if line.startswith("peak at"))
+    assert "(inputs)" not in peak_line and "no operator uses" in peak_line
+    rows = [line for line in text.splitlines() if " tensor " in line and "unused_" in line]
+    assert len(rows) == 2 and all("unused" in r.split("float32")[-1] for r in rows)
+    assert not any("input -> output" in r for r in rows)
+
+
+def test_whatif_sees_a_peak_at_step_minus_one(tmp_path) -> None:
+    # whatif's peak skipped step -1: it called steps 0..2 (at most 128 bytes live) the peak
+    # and never offered the unused tensors, which are what pre-allocation would save.
+    from tinyarena.arena import allocate_model
+    from tinyarena.arena.whatif import analyse_preallocation
+    from tinyarena.model import read_model
+
+    model = read_model(_model_with_unused_tensors())
+    w = analyse_preallocation(model)
+    assert w.peak_steps == (-1,) and w.peak_tensors == (1, 2)
+    by_tensor = {c.tensor: c for c in w.candidates}
+    base = allocate_model(model)
+    for t in (1, 2):
+        # independent: the other unused tensor (1,024 bytes) is then the whole head
+        assert by_tensor[t].head_saving == 1024
+        assert base.head - allocate_model(model, preallocated=[t]).head == 1024
+    assert w.best_pair is not None and w.best_pair.tensors == (1, 2)

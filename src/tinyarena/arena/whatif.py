@@ -133,15 +133,17 @@ def _peak(layout: ArenaLayout) -> tuple[tuple[int, ...], tuple[int, ...]]:
     buffers = layout.buffers
     if not buffers:
         return (), ()
+    # step -1 holds the tensors no operator uses: TFLM plans them all live at once
+    first = min(b.first for b in buffers)
     last = max(b.last for b in buffers)
-    extent = [0] * (last + 1)
-    live_bytes = [0] * (last + 1)
+    extent = dict.fromkeys(range(first, last + 1), 0)
+    live_bytes = dict.fromkeys(range(first, last + 1), 0)
     for b in buffers:
-        for s in range(max(b.first, 0), b.last + 1):
+        for s in range(b.first, b.last + 1):
             extent[s] = max(extent[s], b.offset + b.size)
             live_bytes[s] += b.size
-    top = max(extent)
-    steps = tuple(s for s, e in enumerate(extent) if e == top and top > 0)
+    top = max(extent.values())
+    steps = tuple(s for s, e in extent.items() if e == top and top > 0)
     if not steps:
         return (), ()
     most = max(live_bytes[s] for s in steps)

@@ -26,6 +26,9 @@ from tinyarena.model.types import Model
 from tinyarena.optimize.rules import PlanRules, plan_rules
 
 NOT_ITEMISED = "not itemised (allocator objects, params, ...)"
+# TFLM's AllocationInfo keeps lifetime -1..-1 for a tensor no operator reads or writes, and its
+# planners still place it: every such tensor is live at once, at step -1.
+UNUSED = "unused: no operator reads or writes it (planned at step -1)"
 TIME_STEPS = ("step 0: the model's inputs are ready; step k: operator k-1 of subgraph 0 runs "
               "(control-flow ops add steps for the subgraphs they run); a buffer is live from "
               "first to last, both included (TFLM's AllocationInfo lifetimes)")
@@ -85,6 +88,8 @@ class BufferInfo:
         if self.kind == "scratch":
             return f"scratch of op {self.producer.index} {self.producer.type}" \
                 if self.producer else "scratch"
+        if self.first < 0 and self.producer is None and self.last_consumer is None:
+            return UNUSED
         made = f"op {self.producer.index} {self.producer.type}" if self.producer else "input"
         used = (f"op {self.last_consumer.index} {self.last_consumer.type}"
                 if self.last_consumer else "output")
@@ -197,7 +202,9 @@ class ArenaExplanation:
         p = self.peak
         if p is None:
             return "no planned buffers: the head is empty"
-        where = p.operator.describe() if p.operator else "before the first operator (inputs)"
+        where = (p.operator.describe() if p.operator
+                 else "before the first operator (inputs)" if p.step >= 0
+                 else "tensors no operator uses (TFLM still plans them, all live at once)")
         more = (f" (also reached at steps {', '.join(str(s) for s in p.steps if s != p.step)})"
                 if len(p.steps) > 1 else "")
         gap = (f"{p.gap_bytes:,} bytes of holes below the top" if p.gap_bytes >= 0
