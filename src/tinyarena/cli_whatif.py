@@ -20,8 +20,8 @@ def _positive(text: str) -> int:
     return value
 
 
-def _render(w: Any, title: str, names: dict[int, str]) -> str:
-    lines = [f"{title}  [{w.target}, greedy planner]",
+def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
+    lines = [f"{title}  [{w.target}, {planner}]",
              f"arena used {w.total} bytes (head {w.head} + tail {w.tail})",
              f"peak: steps {', '.join(map(str, w.peak_steps)) or '-'}; tensors forming it: "
              + (", ".join(f"{t} {names[t]!r}" for t in w.peak_tensors) or "-"),
@@ -31,6 +31,10 @@ def _render(w: Any, title: str, names: dict[int, str]) -> str:
     for rank, c in enumerate(w.candidates, 1):
         lines.append(f"{rank:>4}  {c.tensor:>6}  {c.saving_bytes:>9}  {c.memcpy_bytes:>9}  "
                      f"{c.nbytes:>9}  {','.join(c.roles):<18} {c.name}")
+    if not w.candidates:
+        lines.append("no candidate: every graph input and output, variable and peak tensor is "
+                     "a constant or pinned by the model's offline plan, and RFC 001 does not "
+                     "let an offline-planned tensor be pre-allocated")
     lines.append("")
     lines.append("saving = arena bytes (head + tail) no longer needed when the tensor's data is "
                  "the application's buffer; memcpy = bytes a sensor or consumer no longer copies "
@@ -47,13 +51,18 @@ def _run_whatif(args: argparse.Namespace) -> int:
     from tinyarena.arena.whatif import analyse_preallocation
     from tinyarena.model import read_model
 
+    from tinyarena.arena import allocate_model
+    from tinyarena.report.explain import planner_text
+
     model = read_model(args.model)
-    w = analyse_preallocation(model, target=args.target, max_external=args.max_external)
+    layout = allocate_model(model, target=args.target)
+    w = analyse_preallocation(model, target=args.target, max_external=args.max_external,
+                              layout=layout)
     if args.json:
         print(json.dumps({"model": args.model, **w.to_dict()}, indent=2))
     else:
         names = {t.index: t.name for t in model.subgraphs[0].tensors}
-        print(_render(w, args.model, names))
+        print(_render(w, args.model, names, planner_text(layout)))
     return 0
 
 

@@ -85,3 +85,30 @@ def test_whatif_sees_a_peak_at_step_minus_one(tmp_path) -> None:
         assert by_tensor[t].head_saving == 1024
         assert base.head - allocate_model(model, preallocated=[t]).head == 1024
     assert w.best_pair is not None and w.best_pair.tensors == (1, 2)
+
+
+def test_whatif_on_an_offline_planned_model_says_so(tmp_path, capsys) -> None:
+    # The header said "greedy planner" for a model whose every buffer the offline plan pins
+    # (issue 10: such a model says so in every header), and the table was silently empty.
+    from tinyarena.arena import allocate_model
+    from tinyarena.model import read_model
+    from tinyarena.model.metadata import OFFLINE_PLAN_NAME, encode_offline_plan
+
+    b = ModelBuilder()
+    x = b.add_input("x", (64,), "float32")
+    h = b.add_tensor("h", (64,), "float32")
+    y = b.add_tensor("y", (64,), "float32")
+    b.add_operator("RELU", [x], [h])
+    b.add_operator("RELU", [h], [y])
+    b.mark_output(y)
+    b.add_metadata(OFFLINE_PLAN_NAME, encode_offline_plan([0, 256, 0], 1))
+    data = b.build()
+    layout = allocate_model(read_model(data))
+    assert layout.buffers and all(buf.offline for buf in layout.buffers)
+    path = tmp_path / "pinned.tflite"
+    path.write_bytes(data)
+    assert main(["whatif", str(path)]) == 0
+    text = capsys.readouterr().out
+    header = text.splitlines()[0]
+    assert "offline plan" in header and "greedy planner" not in header
+    assert "no candidate" in text and "offline" in text.split("no candidate")[1]
