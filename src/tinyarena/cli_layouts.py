@@ -26,6 +26,7 @@ def wants_layouts(args: argparse.Namespace) -> bool:
 def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
     from tinyarena.arena.multi import allocate_shared, allocate_split
     from tinyarena.model import read_model
+    from tinyarena.report.explain import planner_text
 
     if args.split and args.shared_arena:
         raise PlanError("choose --split or --shared-arena, not both")
@@ -37,7 +38,8 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
                             "each of the two arenas instead")
         s = allocate_split(read_model(models[0]), target=args.target)
         data: dict[str, Any] = {"model": models[0], **s.to_dict()}
-        text = (f"{models[0]}  [{s.target}, two arenas, production allocator, greedy planner]\n"
+        text = (f"{models[0]}  [{s.target}, two arenas, production allocator, "
+                f"{planner_text(s.layout)}]\n"
                 f"persistent arena      used {s.persistent_used:>10}  minimum "
                 f"{s.persistent_min:>10} bytes\n"
                 f"non-persistent arena  used {s.non_persistent_used:>10}  minimum "

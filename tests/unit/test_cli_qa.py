@@ -87,11 +87,8 @@ def test_whatif_sees_a_peak_at_step_minus_one(tmp_path) -> None:
     assert w.best_pair is not None and w.best_pair.tensors == (1, 2)
 
 
-def test_whatif_on_an_offline_planned_model_says_so(tmp_path, capsys) -> None:
-    # The header said "greedy planner" for a model whose every buffer the offline plan pins
-    # (issue 10: such a model says so in every header), and the table was silently empty.
-    from tinyarena.arena import allocate_model
-    from tinyarena.model import read_model
+def _pinned_model() -> bytes:
+    """RELU -> RELU over 64 floats, every buffer pinned by an OfflineMemoryAllocation plan."""
     from tinyarena.model.metadata import OFFLINE_PLAN_NAME, encode_offline_plan
 
     b = ModelBuilder()
@@ -102,7 +99,16 @@ def test_whatif_on_an_offline_planned_model_says_so(tmp_path, capsys) -> None:
     b.add_operator("RELU", [h], [y])
     b.mark_output(y)
     b.add_metadata(OFFLINE_PLAN_NAME, encode_offline_plan([0, 256, 0], 1))
-    data = b.build()
+    return b.build()
+
+
+def test_whatif_on_an_offline_planned_model_says_so(tmp_path, capsys) -> None:
+    # The header said "greedy planner" for a model whose every buffer the offline plan pins
+    # (issue 10: such a model says so in every header), and the table was silently empty.
+    from tinyarena.arena import allocate_model
+    from tinyarena.model import read_model
+
+    data = _pinned_model()
     layout = allocate_model(read_model(data))
     assert layout.buffers and all(buf.offline for buf in layout.buffers)
     path = tmp_path / "pinned.tflite"
@@ -112,3 +118,12 @@ def test_whatif_on_an_offline_planned_model_says_so(tmp_path, capsys) -> None:
     header = text.splitlines()[0]
     assert "offline plan" in header and "greedy planner" not in header
     assert "no candidate" in text and "offline" in text.split("no candidate")[1]
+
+
+def test_size_split_header_names_the_offline_plan(tmp_path, capsys) -> None:
+    # `size --split` said "greedy planner" for an offline-planned model
+    path = tmp_path / "pinned.tflite"
+    path.write_bytes(_pinned_model())
+    assert main(["size", str(path), "--split"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "offline plan" in header and "greedy planner" not in header
