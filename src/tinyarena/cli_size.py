@@ -53,7 +53,8 @@ def run_size(args: argparse.Namespace) -> int:
     records = run_batch(job, models, args.jobs, desc="size")
     texts = [r.pop("text", None) for r in records]
     if args.csv:
-        write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r else r
+        write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r
+                             else {**r, "planner": r.get("planned_by")}  # JSON's planned_by
                              for r in records], CSV_COLUMNS)
     if args.json:
         print(json.dumps(records[0] if is_single(args.model) else records, indent=2))

@@ -127,3 +127,22 @@ def test_size_split_header_names_the_offline_plan(tmp_path, capsys) -> None:
     assert main(["size", str(path), "--split"]) == 0
     header = capsys.readouterr().out.splitlines()[0]
     assert "offline plan" in header and "greedy planner" not in header
+
+
+def test_size_csv_fills_every_column(tmp_path, capsys) -> None:
+    # the CSV's planner column was empty on every row (the JSON calls it planned_by)
+    import csv
+
+    (tmp_path / "a.tflite").write_bytes(_pinned_model())
+    (tmp_path / "b.tflite").write_bytes(_model_with_unused_tensors())
+    table = tmp_path / "sizes.csv"
+    assert main(["size", str(tmp_path), "--csv", str(table), "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    rows = list(csv.DictReader(table.open()))
+    assert [r["model"] for r in rows] == [r["model"] for r in records]
+    for row, record in zip(rows, records):
+        assert all(row[k] for k in row if k != "error"), row
+        assert row["planner"] == record["planned_by"]
+        assert [int(row[k]) for k in ("head", "tail", "total", "min_arena")] == \
+            [record[k] for k in ("head", "tail", "total", "min_arena")]
+    assert "offline plan" in rows[0]["planner"] and rows[1]["planner"] == "greedy planner"
