@@ -146,3 +146,29 @@ def test_size_csv_fills_every_column(tmp_path, capsys) -> None:
         assert [int(row[k]) for k in ("head", "tail", "total", "min_arena")] == \
             [record[k] for k in ("head", "tail", "total", "min_arena")]
     assert "offline plan" in rows[0]["planner"] and rows[1]["planner"] == "greedy planner"
+
+
+def test_size_text_words_agree_with_the_report(tmp_path, capsys) -> None:
+    # "also reached at steps 2" (one step); the text called the model-wide tail
+    # "(tensors, nodes, IO)" where the HTML report says "(tensors, nodes, IO, allocator)"
+
+    b = ModelBuilder()
+    x = b.add_input("x", (64,), "float32")
+    h = b.add_tensor("h", (64,), "float32")
+    y = b.add_tensor("y", (64,), "float32")
+    b.add_operator("RELU", [x], [h])
+    b.add_operator("RELU", [h], [y])
+    b.mark_output(y)
+    path = tmp_path / "two.tflite"
+    path.write_bytes(b.build())
+    assert main(["size", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "reached at step 1)" in text or "reached at step 2)" in text
+    assert "steps 1)" not in text and "steps 2)" not in text
+    row = next(line for line in text.splitlines() if line.startswith("model-wide"))
+    assert "allocator" in row
+    header = next(line for line in text.splitlines() if line.startswith("tail by operator"))
+    assert len(row) == len(header)
+    page = tmp_path / "r.html"
+    assert main(["report", str(path), "-o", str(page), "--no-optimize"]) == 0
+    assert row.split(")")[0] + ")" in page.read_text()

@@ -205,8 +205,9 @@ class ArenaExplanation:
         where = (p.operator.describe() if p.operator
                  else "before the first operator (inputs)" if p.step >= 0
                  else "tensors no operator uses (TFLM still plans them, all live at once)")
-        more = (f" (also reached at steps {', '.join(str(s) for s in p.steps if s != p.step)})"
-                if len(p.steps) > 1 else "")
+        others = [str(s) for s in p.steps if s != p.step]
+        more = (f" (also reached at step{'s' if len(others) > 1 else ''} {', '.join(others)})"
+                if others else "")
         gap = (f"{p.gap_bytes:,} bytes of holes below the top" if p.gap_bytes >= 0
                else f"{-p.gap_bytes:,} bytes shared on purpose")
         return (f"peak at step {p.step}{more}: {where}; {len(p.buffers)} buffers live, "
