@@ -172,3 +172,30 @@ def test_size_text_words_agree_with_the_report(tmp_path, capsys) -> None:
     page = tmp_path / "r.html"
     assert main(["report", str(path), "-o", str(page), "--no-optimize"]) == 0
     assert row.split(")")[0] + ")" in page.read_text()
+
+
+def test_issue12_and_issue10_functions_take_a_path_bytes_or_a_model(tmp_path) -> None:
+    # issue 11: every public function that takes a model accepts a path, bytes or a Model;
+    # these four (merged from the other branches) raised a raw AttributeError on a path
+    from tinyarena.arena import allocate_model
+    from tinyarena.arena.multi import allocate_shared, allocate_split
+    from tinyarena.arena.whatif import analyse_preallocation
+    from tinyarena.errors import PlanError
+    from tinyarena.model import read_model
+    from tinyarena.report import explain_arena
+
+    data = _model_with_unused_tensors()
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    model = read_model(data)
+    layout = allocate_model(model)
+    want = (analyse_preallocation(model).to_dict(), allocate_split(model).to_dict(),
+            allocate_shared([model, model]).to_dict(["a", "b"]),
+            explain_arena(model, layout).peak_dict())
+    for source in (str(path), path, data):
+        got = (analyse_preallocation(source).to_dict(), allocate_split(source).to_dict(),
+               allocate_shared([source, model]).to_dict(["a", "b"]),
+               explain_arena(source, layout).peak_dict())
+        assert got == want
+    with pytest.raises(PlanError, match="list of models"):
+        allocate_shared(str(path))  # type: ignore[arg-type]

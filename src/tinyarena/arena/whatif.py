@@ -23,6 +23,7 @@ from tinyarena.arena.lifetimes import tensor_nbytes
 from tinyarena.arena.targets import TargetProfile
 from tinyarena.errors import PlanError
 from tinyarena.model.metadata import offline_offsets
+from tinyarena.model.reader import ModelSource, read_model
 from tinyarena.model.types import Model
 from tinyarena.planning import Buffer, plan_greedy
 
@@ -89,7 +90,8 @@ class WhatIf:
         }
 
 
-def analyse_preallocation(model: Model, *, target: str | TargetProfile = "host-x64",
+def analyse_preallocation(model: Model | ModelSource, *,
+                          target: str | TargetProfile = "host-x64",
                           resolver: Resolver | None = None, max_external: int = 2,
                           layout: ArenaLayout | None = None) -> WhatIf:
     """Every candidate's exact saving, a ranking, the best pair and the best set of
@@ -98,6 +100,7 @@ def analyse_preallocation(model: Model, *, target: str | TargetProfile = "host-x
     if isinstance(max_external, bool) or not isinstance(max_external, int) or max_external < 1:
         raise PlanError(f"max_external must be a positive number of buffers, got "
                         f"{max_external!r}")
+    model = read_model(model)  # a path, bytes or a Model, as everywhere in the API
     base = layout if layout is not None else allocate_model(model, target=target,
                                                             resolver=resolver)
     if base.planner != "greedy":

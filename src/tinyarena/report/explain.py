@@ -22,6 +22,7 @@ from tinyarena.arena import ArenaLayout, PlannedBuffer, get_target
 from tinyarena.arena.lifetimes import called_subgraphs
 from tinyarena.arena.recording import CATEGORY_ORDER
 from tinyarena.model.metadata import offline_offsets
+from tinyarena.model.reader import ModelSource, read_model
 from tinyarena.model.types import Model
 from tinyarena.optimize.rules import PlanRules, plan_rules
 
@@ -402,14 +403,15 @@ def _variable_readers(model: Model, layout: ArenaLayout) -> dict[int, tuple[int,
     return out
 
 
-def explain_arena(model: Model, layout: ArenaLayout, kernel_set: str | None = None
-                  ) -> ArenaExplanation:
+def explain_arena(model: Model | ModelSource, layout: ArenaLayout,
+                  kernel_set: str | None = None) -> ArenaExplanation:
     """The peak, the bound for the plan's own overlap rules, and the tail by operator.
 
     ``kernel_set`` decides which intended overlaps of an offline plan are safe (the
     optimizer's rules (b) and (c) hold for TFLM's reference kernels only); by default the
     target profile's ``kernel_set`` when it names one, else "reference".
     """
+    model = read_model(model)  # a path, bytes or a Model, as everywhere in the API
     if kernel_set is None:
         kernel_set = str(getattr(get_target(layout.target), "kernel_set", "reference"))
     steps = operator_steps(model)
