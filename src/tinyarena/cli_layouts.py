@@ -28,8 +28,17 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
     from tinyarena.model import read_model
     from tinyarena.report.explain import planner_text
 
+    from tinyarena.cli_common import expand_models
+
     if args.split and args.shared_arena:
         raise PlanError("choose --split or --shared-arena, not both")
+    if getattr(args, "csv", None):
+        raise PlanError("--csv writes one row per model; --split and --shared-arena give one "
+                        "record, use --json instead")
+    given = models
+    models = expand_models(given)  # a folder is its *.tflite files, sorted, as for size
+    if not models:
+        raise PlanError(f"no .tflite files in {', '.join(given)}")
     if args.split:
         if len(models) != 1:
             raise PlanError("--split sizes one model; give exactly one .tflite file")

@@ -199,3 +199,21 @@ def test_issue12_and_issue10_functions_take_a_path_bytes_or_a_model(tmp_path) ->
         assert got == want
     with pytest.raises(PlanError, match="list of models"):
         allocate_shared(str(path))  # type: ignore[arg-type]
+
+
+def test_shared_arena_takes_a_folder_and_refuses_csv(tmp_path, capsys) -> None:
+    # `size FOLDER --shared-arena` failed with "cannot read model file ...: Is a directory"
+    # although size takes folders; --csv was silently ignored with --split/--shared-arena
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "a.tflite").write_bytes(_pinned_model())
+    (folder / "b.tflite").write_bytes(_model_with_unused_tensors())
+    files = [str(folder / "a.tflite"), str(folder / "b.tflite")]
+    assert main(["size", *files, "--shared-arena", "--json"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    assert main(["size", str(folder), "--shared-arena", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == want
+    for extra in (["--shared-arena", *files], ["--split", files[0]]):
+        assert main(["size", *extra, "--csv", str(tmp_path / "x.csv"), "--json"]) == 1
+        assert "--csv" in json.loads(capsys.readouterr().out)["error"]["message"]
+        assert not (tmp_path / "x.csv").exists()
