@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import time
 import zipfile
@@ -99,7 +100,7 @@ def run_command(args: argparse.Namespace) -> int:
             "invoke_ms": {"median": median_ms, "runs": len(times)},
             "allocation": report.to_dict(),
         }
-        print(json.dumps(data, indent=2))
+        print(json.dumps(_json_safe(data), indent=2, allow_nan=False))
         return 0
     print(f"{args.model}  input: {source}")
     for i, (d, v) in enumerate(zip(out_details, outputs)):
@@ -121,6 +122,18 @@ def run_command(args: argparse.Namespace) -> int:
     print()
     print(report.text)
     return 0
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON has no NaN or infinity (Python's ``NaN`` token breaks jq and most parsers): a
+    float output that holds them gives the strings "NaN", "Infinity" and "-Infinity"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    return value
 
 
 def _top_k(value: np.ndarray, details: dict[str, Any], k: int,

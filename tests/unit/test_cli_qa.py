@@ -217,3 +217,27 @@ def test_shared_arena_takes_a_folder_and_refuses_csv(tmp_path, capsys) -> None:
         assert main(["size", *extra, "--csv", str(tmp_path / "x.csv"), "--json"]) == 1
         assert "--csv" in json.loads(capsys.readouterr().out)["error"]["message"]
         assert not (tmp_path / "x.csv").exists()
+
+
+def test_run_json_with_nan_and_inf_outputs_is_valid_json(tmp_path, capsys) -> None:
+    # `run --json` printed Python's bare NaN / Infinity tokens, which JSON does not have
+    b = ModelBuilder()
+    x = b.add_input("x", (4,), "float32")
+    y = b.add_tensor("y", (4,), "float32")
+    b.add_operator("ADD", [x, x], [y])
+    b.mark_output(y)
+    model = tmp_path / "add.tflite"
+    model.write_bytes(b.build())
+    feed = tmp_path / "x.npy"
+    np.save(feed, np.array([np.inf, -np.inf, np.nan, 1.5], np.float32))
+    assert main(["run", str(model), "--input", str(feed), "--json"]) == 0
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"not JSON: {token}")
+
+    data = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    values = data["outputs"][0]["values"]
+    # TFLM's float ADD clamps to the activation range [lowest, max] of float32: inf does not
+    # come out, NaN does
+    big = float(np.finfo(np.float32).max)
+    assert values == [big, -big, "NaN", 3.0]
