@@ -241,3 +241,33 @@ def test_run_json_with_nan_and_inf_outputs_is_valid_json(tmp_path, capsys) -> No
     # come out, NaN does
     big = float(np.finfo(np.float32).max)
     assert values == [big, -big, "NaN", 3.0]
+
+
+def test_json_errors_into_a_closed_pipe_keep_their_exit_status(monkeypatch, capsys) -> None:
+    # `tinyarena plan missing.tflite --json | true` and usage errors with --json ended in a
+    # BrokenPipeError traceback: only the commands' normal output handled a reader gone away
+    import os
+    import sys
+
+    read_end, write_end = os.pipe()
+
+    class ClosedPipe:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            pass
+
+        def fileno(self) -> int:
+            return write_end
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    try:
+        assert main(["plan", "/nonexistent/model.tflite", "--json"]) == 1
+        with pytest.raises(SystemExit) as exc:
+            main(["size", "m.tflite", "--jobs", "0", "--json"])
+        assert exc.value.code == 2
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert capsys.readouterr().err == ""
