@@ -271,3 +271,22 @@ def test_json_errors_into_a_closed_pipe_keep_their_exit_status(monkeypatch, caps
         os.close(read_end)
         os.close(write_end)
     assert capsys.readouterr().err == ""
+
+
+def test_run_refuses_a_16_bit_image_instead_of_clipping_it(tmp_path, capsys) -> None:
+    # Pillow's convert("L") clips 16-bit pixels to 255: the model silently saw a white image
+    image_module = pytest.importorskip("PIL.Image")
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 4, 4, 1), "int8", scale=1 / 255, zero_point=-128)
+    y = b.add_tensor("y", (1, 4, 4, 1), "int8", scale=1 / 255, zero_point=-128)
+    b.add_operator("RELU", [x], [y])
+    b.mark_output(y)
+    model = tmp_path / "img.tflite"
+    model.write_bytes(b.build())
+    png = tmp_path / "deep.png"
+    pixels = np.arange(16, dtype=np.uint16).reshape(4, 4) * 4000
+    image_module.fromarray(pixels).save(png)
+    assert image_module.open(png).mode.startswith("I")
+    assert main(["run", str(model), "--input", str(png), "--json"]) == 1
+    message = json.loads(capsys.readouterr().out)["error"]["message"]
+    assert "8-bit" in message and "deep.png" in message

@@ -98,6 +98,11 @@ def read_image(path: str | Path, details: dict[str, Any], *, resize: bool = Fals
             f"(or give the input as .npy)") from None
     try:
         with Image.open(path) as opened:
+            if opened.mode.startswith(("I", "F")):  # Pillow would clip them to 255
+                raise InterpreterError(
+                    f"{Path(path).name} has {opened.mode!r} pixels (16-bit, 32-bit or float); "
+                    f"tinyarena reads 8-bit grayscale or RGB images: convert it to 8 bits or "
+                    f"give the input as .npy")
             image = opened.convert("L" if channels == 1 else "RGB")
     except OSError as exc:
         raise InterpreterError(f"cannot read image {path}: {exc}") from None
