@@ -290,3 +290,15 @@ def test_run_refuses_a_16_bit_image_instead_of_clipping_it(tmp_path, capsys) -> 
     assert main(["run", str(model), "--input", str(png), "--json"]) == 1
     message = json.loads(capsys.readouterr().out)["error"]["message"]
     assert "8-bit" in message and "deep.png" in message
+
+
+def test_export_refuses_an_arena_size_an_unsigned_int_cannot_hold(tmp_path, capsys) -> None:
+    # `--margin 4G` wrote `constexpr unsigned int kTensorArenaSize = 4294968400;`, which C++
+    # wraps to a tiny arena
+    model = tmp_path / "m.tflite"
+    model.write_bytes(_pinned_model())
+    out = tmp_path / "fw"
+    assert main(["export", str(model), "--margin", "4G", "-o", str(out), "--json"]) == 1
+    assert "unsigned int" in json.loads(capsys.readouterr().out)["error"]["message"]
+    assert not list(out.glob("*.h"))
+    assert main(["export", str(model), "--margin", "1K", "-o", str(out)]) == 0
