@@ -302,3 +302,33 @@ def test_export_refuses_an_arena_size_an_unsigned_int_cannot_hold(tmp_path, caps
     assert "unsigned int" in json.loads(capsys.readouterr().out)["error"]["message"]
     assert not list(out.glob("*.h"))
     assert main(["export", str(model), "--margin", "1K", "-o", str(out)]) == 0
+
+
+def test_report_refuses_an_optimized_file_of_another_model(tmp_path, capsys) -> None:
+    # `report A --optimized B.tflite` drew B's plan as A's "after" and claimed the saving
+    from tinyarena.model.metadata import OFFLINE_PLAN_NAME, encode_offline_plan
+    from tinyarena.rewrite.rewriter import reorder_operators, set_metadata
+
+    b = ModelBuilder()
+    x = b.add_input("x", (64,), "float32")
+    p = b.add_tensor("p", (64,), "float32")
+    q = b.add_tensor("q", (64,), "float32")
+    y = b.add_tensor("y", (64,), "float32")
+    b.add_operator("RELU", [x], [p])
+    b.add_operator("RELU6", [x], [q])
+    b.add_operator("ADD", [p, q], [y])
+    b.mark_output(y)
+    model = tmp_path / "m.tflite"
+    model.write_bytes(b.build())
+    # the same graph, operators reordered and pinned: what `optimize` may write
+    same = set_metadata(reorder_operators(model.read_bytes(), 0, [1, 0, 2]),
+                        OFFLINE_PLAN_NAME, encode_offline_plan([0, 256, 512, 0], 1))
+    (tmp_path / "same.tflite").write_bytes(same)
+    other = tmp_path / "other.tflite"
+    other.write_bytes(_pinned_model())
+    page = str(tmp_path / "r.html")
+    assert main(["report", str(model), "--optimized", str(tmp_path / "same.tflite"),
+                 "-o", page]) == 0
+    capsys.readouterr()
+    assert main(["report", str(model), "--optimized", str(other), "-o", page]) == 1
+    assert "not an optimized" in capsys.readouterr().err
