@@ -332,3 +332,33 @@ def test_report_refuses_an_optimized_file_of_another_model(tmp_path, capsys) -> 
     capsys.readouterr()
     assert main(["report", str(model), "--optimized", str(other), "-o", page]) == 1
     assert "not an optimized" in capsys.readouterr().err
+
+
+def test_a_colliding_offline_plan_is_not_called_sharing_on_purpose(tmp_path, capsys) -> None:
+    # x (the graph input) and h pinned at the same offset while both live at step 1: a
+    # collision under the optimizer's rules. The words said "this plan is -256 bytes above"
+    # the lower bound and "256 bytes shared on purpose".
+    from tinyarena.model.metadata import OFFLINE_PLAN_NAME, encode_offline_plan
+
+    b = ModelBuilder()
+    x = b.add_input("x", (64,), "float32")
+    h = b.add_tensor("h", (64,), "float32")
+    y = b.add_tensor("y", (64,), "float32")
+    b.add_operator("RELU", [x], [h])
+    b.add_operator("RELU", [h], [y])
+    b.mark_output(y)
+    b.add_metadata(OFFLINE_PLAN_NAME, encode_offline_plan([0, 0, 0], 1))
+    path = tmp_path / "collide.tflite"
+    path.write_bytes(b.build())
+    assert main(["plan", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    bound_line = next(line for line in lines if line.startswith("lower bound"))
+    peak_line = next(line for line in lines if line.startswith("peak at"))
+    assert "-256" not in bound_line and "on purpose" not in peak_line
+    assert "breaks those rules: 1 collision ('x' and 'h')" in bound_line
+    assert "collision" in peak_line
+    # h over y is the in-place rule, and the pair list says so
+    assert "buffers 1 and 2 ('h', 'y') share bytes: shared on purpose (in place)" in lines
+    assert main(["plan", str(path), "--json"]) == 0
+    bound = json.loads(capsys.readouterr().out)["bound"]
+    assert bound["optimal"] is False

@@ -195,9 +195,19 @@ class ArenaExplanation:
             words = (f"lower bound {r.bound:,} bytes for plans where {r.description} "
                      f"(without any sharing: {r.no_overlap_bound:,})")
         head = self.layout.head
+        if r.collisions:  # a bound for the rules says nothing about a plan that breaks them
+            return words + (f"; this plan breaks those rules: {self.collision_text()}, live "
+                            f"buffers sharing bytes that no rule allows")
         if self.optimal:
             return words + "; this plan meets it: optimal under those rules"
         return words + f"; this plan is {head - r.bound:,} bytes above it"
+
+    def collision_text(self) -> str:
+        """The pairs of buffers that share bytes although no overlap rule allows it."""
+        pairs = [f"{self.buffers[c.a].name!r} and {self.buffers[c.b].name!r}"
+                 for c in self.rules.collisions]
+        shown = "; ".join(pairs[:3]) + (f"; {len(pairs) - 3} more" if len(pairs) > 3 else "")
+        return f"{len(pairs)} collision{'s' if len(pairs) > 1 else ''} ({shown})"
 
     def peak_text(self) -> str:
         p = self.peak
@@ -210,7 +220,8 @@ class ArenaExplanation:
         more = (f" (also reached at step{'s' if len(others) > 1 else ''} {', '.join(others)})"
                 if others else "")
         gap = (f"{p.gap_bytes:,} bytes of holes below the top" if p.gap_bytes >= 0
-               else f"{-p.gap_bytes:,} bytes shared on purpose")
+               else f"{-p.gap_bytes:,} bytes shared on purpose" if not self.rules.collisions
+               else f"{-p.gap_bytes:,} bytes shared, with {self.collision_text()}")
         return (f"peak at step {p.step}{more}: {where}; {len(p.buffers)} buffers live, "
                 f"{p.live_bytes:,} bytes, head {p.head_bytes:,} ({gap})")
 
