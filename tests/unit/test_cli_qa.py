@@ -362,3 +362,15 @@ def test_a_colliding_offline_plan_is_not_called_sharing_on_purpose(tmp_path, cap
     assert main(["plan", str(path), "--json"]) == 0
     bound = json.loads(capsys.readouterr().out)["bound"]
     assert bound["optimal"] is False
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".npy"])
+def test_a_damaged_input_file_is_not_answered_with_pickle_advice(tmp_path, capsys,
+                                                                 suffix) -> None:
+    # numpy's message for an unrecognised file advises loading it "unsafely" with pickle
+    feed = tmp_path / f"bad{suffix}"
+    feed.write_bytes(b"PK garbage, not an archive")
+    assert main(["run", _tiny_model(tmp_path), "--input", str(feed), "--json"]) == 1
+    message = json.loads(capsys.readouterr().out)["error"]["message"]
+    assert "pickle" not in message.replace("never loads pickled", "")
+    assert "damaged" in message

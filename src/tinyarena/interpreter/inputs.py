@@ -194,6 +194,11 @@ def load_inputs(path: str | Path, details: Sequence[dict[str, Any]], *,
     except OSError as exc:
         raise InterpreterError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (ValueError, zipfile.BadZipFile, EOFError) as exc:
+        if "pickle" in str(exc):  # numpy's fallback for any file it cannot recognise
+            raise InterpreterError(
+                f"cannot read {path}: not a {suffix} file numpy wrote (np.save / np.savez); "
+                f"it is damaged or something else (tinyarena never loads pickled data)"
+            ) from None
         raise InterpreterError(f"cannot read {path}: {exc}") from None
     raise InterpreterError(f"{path}: input files must be .npy, .npz or an image (.png, .jpg, "
                            f".jpeg, .bmp)")
