@@ -307,6 +307,7 @@ def _source(f: _Facts) -> str:
         "",
         "TfLiteStatus RegisterOps(OpResolver& resolver) {",
         *(f"  if (resolver.{op.call} != kTfLiteOk) return kTfLiteError;" for op in f.ops),
+        *(() if f.ops else ("  (void)resolver;  // the model has no operators",)),
         "  return kTfLiteOk;",
         "}",
         "",
