@@ -25,10 +25,9 @@ def wants_layouts(args: argparse.Namespace) -> bool:
 
 def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
     from tinyarena.arena.multi import allocate_shared, allocate_split
+    from tinyarena.cli_common import expand_models
     from tinyarena.model import read_model
     from tinyarena.report.explain import planner_text
-
-    from tinyarena.cli_common import expand_models
 
     if args.split and args.shared_arena:
         raise PlanError("choose --split or --shared-arena, not both")

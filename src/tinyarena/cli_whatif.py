@@ -31,10 +31,13 @@ def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
     for rank, c in enumerate(w.candidates, 1):
         lines.append(f"{rank:>4}  {c.tensor:>6}  {c.saving_bytes:>9}  {c.memcpy_bytes:>9}  "
                      f"{c.nbytes:>9}  {','.join(c.roles):<18} {c.name}")
-    if not w.candidates:
+    if not w.candidates and "offline plan" in planner:
         lines.append("no candidate: every graph input and output, variable and peak tensor is "
                      "a constant or pinned by the model's offline plan, and RFC 001 does not "
                      "let an offline-planned tensor be pre-allocated")
+    elif not w.candidates:
+        lines.append("no candidate: the model has no non-constant graph input, output, "
+                     "variable or planned tensor")
     lines.append("")
     lines.append("saving = arena bytes (head + tail) no longer needed when the tensor's data is "
                  "the application's buffer; memcpy = bytes a sensor or consumer no longer copies "
@@ -48,10 +51,9 @@ def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
 
 
 def _run_whatif(args: argparse.Namespace) -> int:
+    from tinyarena.arena import allocate_model
     from tinyarena.arena.whatif import analyse_preallocation
     from tinyarena.model import read_model
-
-    from tinyarena.arena import allocate_model
     from tinyarena.report.explain import planner_text
 
     model = read_model(args.model)

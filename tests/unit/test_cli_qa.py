@@ -374,3 +374,12 @@ def test_a_damaged_input_file_is_not_answered_with_pickle_advice(tmp_path, capsy
     message = json.loads(capsys.readouterr().out)["error"]["message"]
     assert "pickle" not in message.replace("never loads pickled", "")
     assert "damaged" in message
+
+
+def test_whatif_without_candidates_and_without_offline_plan(tmp_path, capsys) -> None:
+    # the "pinned by the offline plan" reason must not be given for a model that has none
+    path = tmp_path / "empty.tflite"
+    path.write_bytes(ModelBuilder().build())
+    assert main(["whatif", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "no candidate" in text and "offline" not in text
