@@ -45,6 +45,9 @@ def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
     for label, s in (("best pair", w.best_pair), (f"best {w.max_external}", w.best_set)):
         if s is not None:
             how = "every set tried" if s.exact else "chosen greedily"
+            if s is w.best_set and len(s.tensors) < w.max_external:
+                label = f"best {len(s.tensors)}"
+                how += f"; all {len(s.tensors)} candidates, fewer than --max-external"
             lines.append(f"{label:<10} tensors {list(s.tensors)}: saves {s.saving_bytes} bytes, "
                          f"{s.memcpy_bytes} memcpy bytes ({how})")
     return "\n".join(lines)

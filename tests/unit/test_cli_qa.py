@@ -383,3 +383,16 @@ def test_whatif_without_candidates_and_without_offline_plan(tmp_path, capsys) ->
     assert main(["whatif", str(path)]) == 0
     text = capsys.readouterr().out
     assert "no candidate" in text and "offline" not in text
+
+
+def test_whatif_best_set_label_counts_the_tensors_it_holds(tmp_path, capsys) -> None:
+    # `--max-external 99` printed "best 99    tensors [0, 2]" for a set of two
+    path = tmp_path / "u.tflite"
+    path.write_bytes(_model_with_unused_tensors())
+    assert main(["whatif", str(path), "--max-external", "99", "--json"]) == 0
+    best = json.loads(capsys.readouterr().out)["best_set"]["tensors"]
+    assert 2 <= len(best) < 99
+    assert main(["whatif", str(path), "--max-external", "99"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("best ")
+                and not x.startswith("best pair"))
+    assert line.startswith(f"best {len(best)} ") and "best 99" not in line
