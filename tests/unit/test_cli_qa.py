@@ -396,3 +396,27 @@ def test_whatif_best_set_label_counts_the_tensors_it_holds(tmp_path, capsys) -> 
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("best ")
                 and not x.startswith("best pair"))
     assert line.startswith(f"best {len(best)} ") and "best 99" not in line
+
+
+def test_plan_rows_of_other_subgraphs_say_which_subgraph(tmp_path, capsys) -> None:
+    # an IF model's 'then' and 'else' subgraphs both have tensors 0, 1, 2 and an op 0: the
+    # rows read "tensor 0 a ... input -> op 0 ADD" twice with nothing telling them apart
+    b = ModelBuilder()
+    cond = b.add_input("cond", (1,), "bool")
+    x = b.add_input("x", (4,), "float32")
+    y = b.add_tensor("y", (4,), "float32")
+    for sub_name, op in (("then", "ADD"), ("else", "MUL")):
+        sub = b.add_subgraph(sub_name)
+        a = sub.add_input("a", (4,), "float32")
+        r = sub.add_tensor("r", (4,), "float32")
+        sub.add_operator(op, [a, a], [r])
+        sub.mark_output(r)
+    b.add_operator("IF", [cond, x], [y], then_subgraph_index=1, else_subgraph_index=2)
+    b.mark_output(y)
+    path = tmp_path / "if.tflite"
+    path.write_bytes(b.build())
+    assert main(["plan", str(path)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if " tensor " in line]
+    assert any("subgraph 1:" in row and "ADD" in row for row in rows)
+    assert any("subgraph 2:" in row and "MUL" in row for row in rows)
+    assert not any("subgraph 0" in row for row in rows)

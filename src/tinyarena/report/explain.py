@@ -94,7 +94,9 @@ class BufferInfo:
         made = f"op {self.producer.index} {self.producer.type}" if self.producer else "input"
         used = (f"op {self.last_consumer.index} {self.last_consumer.type}"
                 if self.last_consumer else "output")
-        return f"{made} -> {used}"
+        # operator and tensor indices restart in every subgraph: say which one
+        where = f"subgraph {self.subgraph}: " if self.subgraph else ""
+        return f"{where}{made} -> {used}"
 
     def title(self) -> str:
         """Hover text: everything about the buffer in one line per fact."""
