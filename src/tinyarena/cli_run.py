@@ -76,6 +76,8 @@ def run_command(args: argparse.Namespace) -> int:
         inputs = random_inputs(in_details, args.seed)
         source = f"random (seed {args.seed})"
     labels = args.labels.split(",") if args.labels else None
+    if labels is not None:
+        _check_labels(labels, ip.get_output_details())
     times = _timed_invokes(ip, inputs, args.repeat)
     out_details = ip.get_output_details()
     outputs = [ip.get_output(i) for i in range(len(out_details))]
@@ -122,6 +124,21 @@ def run_command(args: argparse.Namespace) -> int:
     print()
     print(report.text)
     return 0
+
+
+def _check_labels(labels: list[str], details: list[dict[str, Any]]) -> None:
+    """--labels names output 0's classes: a count that differs names the wrong classes."""
+    from tinyarena.errors import InterpreterError
+
+    shape = tuple(int(d) for d in details[0]["shape"]) if details else ()
+    if len(shape) == 2 and shape[0] == 1:
+        shape = shape[1:]
+    if len(shape) != 1:
+        raise InterpreterError(f"--labels names the classes of a classifier output, but output "
+                               f"0 has shape {list(details[0]['shape']) if details else []}")
+    if len(labels) != shape[0]:
+        raise InterpreterError(f"--labels gives {len(labels)} names but output 0 has "
+                               f"{shape[0]} classes; give one name per class, in order")
 
 
 def _json_safe(value: Any) -> Any:

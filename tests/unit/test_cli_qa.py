@@ -420,3 +420,16 @@ def test_plan_rows_of_other_subgraphs_say_which_subgraph(tmp_path, capsys) -> No
     assert any("subgraph 1:" in row and "ADD" in row for row in rows)
     assert any("subgraph 2:" in row and "MUL" in row for row in rows)
     assert not any("subgraph 0" in row for row in rows)
+
+
+@pytest.mark.parametrize("labels", ["a", "a,b,c,d,e"])
+def test_run_labels_must_name_every_class(tmp_path, capsys, labels) -> None:
+    # `--labels a` for a 4-class output labelled class 0 and left the rest unnamed, and extra
+    # names were ignored: a miscounted list names the wrong classes without a word
+    model = _tiny_model(tmp_path)  # output shape (4,)
+    assert main(["run", model, "--labels", labels, "--json"]) == 1
+    message = json.loads(capsys.readouterr().out)["error"]["message"]
+    assert "--labels" in message and "4 classes" in message
+    assert main(["run", model, "--labels", "a,b,c,d", "--json"]) == 0
+    top = json.loads(capsys.readouterr().out)["outputs"][0]["top_k"]
+    assert {t["label"] for t in top} <= {"a", "b", "c", "d"}
