@@ -282,7 +282,8 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # argparse's hook; never returns
         if self.json_errors:
-            print(json.dumps({"error": {"type": "UsageError", "message": message}}, indent=2))
+            _print_quietly(json.dumps({"error": {"type": "UsageError", "message": message}},
+                                      indent=2))
             raise SystemExit(2)
         return super().error(message)
 
@@ -315,8 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(args, error_object(exc), f"error: {exc}")
         return 1
     except BrokenPipeError:  # e.g. `tinyarena plan big.tflite | head`: stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return 0
     except OSError as exc:  # a file the command writes (-o, --output, --save) cannot be written
         message = oserror_message(exc)
@@ -328,9 +328,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _fail(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
     """A failed command: the JSON error object on stdout with --json, else text on stderr."""
     if getattr(args, "json", False):
-        print(json.dumps(data, indent=2))
+        _print_quietly(json.dumps(data, indent=2))
     else:
         print(text, file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout has gone: later writes (and Python's flush at exit) go nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _print_quietly(text: str) -> None:
+    """Print an error object; a reader that has gone (`| head`) must not turn the command's
+    own exit status into a BrokenPipeError traceback."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
 
 
 __all__ = ["COMMANDS", "build_parser", "main"]

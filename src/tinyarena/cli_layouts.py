@@ -26,10 +26,19 @@ def wants_layouts(args: argparse.Namespace) -> bool:
 
 def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
     from tinyarena.arena.multi import allocate_shared, allocate_split
+    from tinyarena.cli_common import expand_models
     from tinyarena.model import read_model
+    from tinyarena.report.explain import planner_text
 
     if args.split and args.shared_arena:
         raise PlanError("choose --split or --shared-arena, not both")
+    if getattr(args, "csv", None):
+        raise PlanError("--csv writes one row per model; --split and --shared-arena give one "
+                        "record, use --json instead")
+    given = models
+    models = expand_models(given)  # a folder is its *.tflite files, sorted, as for size
+    if not models:
+        raise PlanError(f"no .tflite files in {', '.join(given)}")
     if args.split:
         if len(models) != 1:
             raise PlanError("--split sizes one model; give exactly one .tflite file")
@@ -38,7 +47,8 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
                             "each of the two arenas instead")
         s = allocate_split(read_model(models[0]), target=target_from_args(args))
         data: dict[str, Any] = {"model": models[0], **s.to_dict()}
-        text = (f"{models[0]}  [{s.target}, two arenas, production allocator, greedy planner]\n"
+        text = (f"{models[0]}  [{s.target}, two arenas, production allocator, "
+                f"{planner_text(s.layout)}]\n"
                 f"persistent arena      used {s.persistent_used:>10}  minimum "
                 f"{s.persistent_min:>10} bytes\n"
                 f"non-persistent arena  used {s.non_persistent_used:>10}  minimum "

@@ -10,6 +10,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tinyarena.errors import ModelError
+
 
 def _budget(text: str) -> float:
     try:
@@ -44,6 +46,14 @@ def add_report_parser(sub: Any) -> None:
     p.set_defaults(handler=run_report)
 
 
+def _graph(model: Any) -> tuple[Any, ...]:
+    """What optimizing keeps: every tensor (name, type, shape) and every operator (op, inputs,
+    outputs) of every subgraph; only the operators' order and the offline plan may change."""
+    return tuple((tuple((t.name, t.type, t.shape) for t in sg.tensors),
+                  sorted((op.name, tuple(op.inputs), tuple(op.outputs)) for op in sg.operators))
+                 for sg in model.subgraphs)
+
+
 def _optimize_view(args: argparse.Namespace, model: Any, target: str) -> Any:
     from tinyarena.arena import allocate_model
     from tinyarena.model import read_model
@@ -56,6 +66,11 @@ def _optimize_view(args: argparse.Namespace, model: Any, target: str) -> Any:
     before = explain_arena(base, allocate_model(base, target=target))
     if args.optimized is not None:
         after_model = read_model(args.optimized)
+        if _graph(after_model) != _graph(model):
+            raise ModelError(
+                f"{args.optimized} is not an optimized {args.model}: their tensors or "
+                f"operators differ, so its plan says nothing about this model; give the file "
+                f"`tinyarena optimize {args.model} -o FILE` wrote")
         source = f"the optimized model {args.optimized}"
         notes: tuple[str, ...] = ()
     elif offline_offsets(model) is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import time
 import zipfile
@@ -81,6 +82,8 @@ def run_command(args: argparse.Namespace) -> int:
         inputs = random_inputs(in_details, args.seed)
         source = f"random (seed {args.seed})"
     labels = args.labels.split(",") if args.labels else None
+    if labels is not None:
+        _check_labels(labels, ip.get_output_details())
     times = _timed_invokes(ip, inputs, args.repeat)
     out_details = ip.get_output_details()
     outputs = [ip.get_output(i) for i in range(len(out_details))]
@@ -106,7 +109,7 @@ def run_command(args: argparse.Namespace) -> int:
             "allocation": report.to_dict(),
             "warnings": warnings,
         }
-        print(json.dumps(data, indent=2))
+        print(json.dumps(_json_safe(data), indent=2, allow_nan=False))
         return 0
     print(f"{args.model}  input: {source}")
     for i, (d, v) in enumerate(zip(out_details, outputs)):
@@ -128,6 +131,33 @@ def run_command(args: argparse.Namespace) -> int:
     print()
     print(report.text)
     return 0
+
+
+def _check_labels(labels: list[str], details: list[dict[str, Any]]) -> None:
+    """--labels names output 0's classes: a count that differs names the wrong classes."""
+    from tinyarena.errors import InterpreterError
+
+    shape = tuple(int(d) for d in details[0]["shape"]) if details else ()
+    if len(shape) == 2 and shape[0] == 1:
+        shape = shape[1:]
+    if len(shape) != 1:
+        raise InterpreterError(f"--labels names the classes of a classifier output, but output "
+                               f"0 has shape {list(details[0]['shape']) if details else []}")
+    if len(labels) != shape[0]:
+        raise InterpreterError(f"--labels gives {len(labels)} names but output 0 has "
+                               f"{shape[0]} classes; give one name per class, in order")
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON has no NaN or infinity (Python's ``NaN`` token breaks jq and most parsers): a
+    float output that holds them gives the strings "NaN", "Infinity" and "-Infinity"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    return value
 
 
 def _top_k(value: np.ndarray, details: dict[str, Any], k: int,
@@ -169,6 +199,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    """argparse type of --seed and --top-k: numpy's seeds and a count of classes are >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser(
         "run", help="run a model in tinyarena's interpreter",
@@ -194,7 +235,7 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--resize", action="store_true",
                    help="resize the image to the input's height and width (otherwise a "
                         "different size is an error)")
-    p.add_argument("--top-k", type=int, default=5, metavar="K",
+    p.add_argument("--top-k", type=_non_negative_int, default=5, metavar="K",
                    help="classes printed for a classifier output (shape (N,) or (1, N)); "
                         "0 for none (default 5)")
     p.add_argument("--output", type=Path, default=None, metavar="OUT.npz",
@@ -207,7 +248,7 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--labels", default=None, metavar="A,B,...",
                    help="names of output 0's classes, printed with the top classes (person_detect: "
                         "--labels no_person,person)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random input")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the random input")
     p.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
                    help="invoke N times and report the median time")
     p.set_defaults(handler=run_command)

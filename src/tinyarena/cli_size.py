@@ -63,7 +63,8 @@ def run_size(args: argparse.Namespace) -> int:
         for warning in r.get("warnings", ()):
             print(f"warning: {r['model']}: {warning}", file=sys.stderr)
     if args.csv:
-        write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r else r
+        write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r
+                             else {**r, "planner": r.get("planned_by")}  # JSON's planned_by
                              for r in records], CSV_COLUMNS)
     if args.json:
         print(json.dumps(records[0] if is_single(args.model) else records, indent=2))

@@ -20,8 +20,8 @@ def _positive(text: str) -> int:
     return value
 
 
-def _render(w: Any, title: str, names: dict[int, str]) -> str:
-    lines = [f"{title}  [{w.target}, greedy planner]",
+def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
+    lines = [f"{title}  [{w.target}, {planner}]",
              f"arena used {w.total} bytes (head {w.head} + tail {w.tail})",
              f"peak: steps {', '.join(map(str, w.peak_steps)) or '-'}; tensors forming it: "
              + (", ".join(f"{t} {names[t]!r}" for t in w.peak_tensors) or "-"),
@@ -31,6 +31,13 @@ def _render(w: Any, title: str, names: dict[int, str]) -> str:
     for rank, c in enumerate(w.candidates, 1):
         lines.append(f"{rank:>4}  {c.tensor:>6}  {c.saving_bytes:>9}  {c.memcpy_bytes:>9}  "
                      f"{c.nbytes:>9}  {','.join(c.roles):<18} {c.name}")
+    if not w.candidates and "offline plan" in planner:
+        lines.append("no candidate: every graph input and output, variable and peak tensor is "
+                     "a constant or pinned by the model's offline plan, and RFC 001 does not "
+                     "let an offline-planned tensor be pre-allocated")
+    elif not w.candidates:
+        lines.append("no candidate: the model has no non-constant graph input, output, "
+                     "variable or planned tensor")
     lines.append("")
     lines.append("saving = arena bytes (head + tail) no longer needed when the tensor's data is "
                  "the application's buffer; memcpy = bytes a sensor or consumer no longer copies "
@@ -38,23 +45,30 @@ def _render(w: Any, title: str, names: dict[int, str]) -> str:
     for label, s in (("best pair", w.best_pair), (f"best {w.max_external}", w.best_set)):
         if s is not None:
             how = "every set tried" if s.exact else "chosen greedily"
+            if s is w.best_set and len(s.tensors) < w.max_external:
+                label = f"best {len(s.tensors)}"
+                how += f"; all {len(s.tensors)} candidates, fewer than --max-external"
             lines.append(f"{label:<10} tensors {list(s.tensors)}: saves {s.saving_bytes} bytes, "
                          f"{s.memcpy_bytes} memcpy bytes ({how})")
     return "\n".join(lines)
 
 
 def _run_whatif(args: argparse.Namespace) -> int:
+    from tinyarena.arena import allocate_model
     from tinyarena.arena.whatif import analyse_preallocation
     from tinyarena.model import read_model
+    from tinyarena.report.explain import planner_text
 
     model = read_model(args.model)
-    w = analyse_preallocation(model, target=target_from_args(args),
-                              max_external=args.max_external)
+    profile = target_from_args(args)
+    layout = allocate_model(model, target=profile)
+    w = analyse_preallocation(model, target=profile, max_external=args.max_external,
+                              layout=layout)
     if args.json:
         print(json.dumps({"model": args.model, **w.to_dict()}, indent=2))
     else:
         names = {t.index: t.name for t in model.subgraphs[0].tensors}
-        print(_render(w, args.model, names))
+        print(_render(w, args.model, names, planner_text(layout)))
     return 0
 
 

@@ -363,3 +363,17 @@ def test_exported_arena_is_the_minimum_measured_on_cortex_m4(tmp_path: Path, cap
         assert json.loads(capsys.readouterr().out)["models"][0]["over_by"] == 16
         checked += 1
     assert checked >= 5
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not installed")
+def test_a_model_without_operators_compiles(stubs: Path, tmp_path: Path) -> None:
+    # RegisterOps(resolver) with no Add...() call left `resolver` unused: -Wextra -Werror failed
+    b = ModelBuilder()
+    x = b.add_input("x", (4,), "float32")
+    b.mark_output(x)
+    data = b.build()
+    out = export_model(data, name="passthrough", target="arm32")
+    out.write(tmp_path)
+    lines = _build_and_run(stubs, tmp_path, "passthrough")
+    assert int(lines[0]) == out.arena_size and lines[1:] == []
+    assert (tmp_path / "model.bin").read_bytes() == data

@@ -30,6 +30,7 @@ from tinyarena.arena.buffer_allocator import ARENA_ALIGNMENT, BufferAllocator
 from tinyarena.arena.layout import ArenaLayout
 from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import ArenaTooSmallError, PlanError
+from tinyarena.model.reader import ModelSource, read_model
 from tinyarena.model.types import Model
 
 _BIG = 1 << 40
@@ -150,7 +151,8 @@ class SharedLayout:
                 "models": [{"model": n, **m.to_dict()} for n, m in zip(labels, self.models)]}
 
 
-def allocate_split(model: Model, *, target: str | TargetProfile = "host-x64",
+def allocate_split(model: Model | ModelSource, *,
+                   target: str | TargetProfile = "host-x64",
                    persistent_size: int | None = None, non_persistent_size: int | None = None,
                    resolver: Resolver | None = None, preallocated: Iterable[Any] = (),
                    allow_tinyarena_kernels: bool = False,
@@ -158,6 +160,7 @@ def allocate_split(model: Model, *, target: str | TargetProfile = "host-x64",
     """TFLM's two-arena AllocateTensors (greedy planner). A size left None is "the minimum";
     a given size too small raises ``ArenaTooSmallError`` naming which arena and by how much.
     Minimums are TFLM's checked sizes, as the device's bisection measures them."""
+    model = read_model(model)  # a path, bytes or a Model, as everywhere in the API
     profile = _profile(target, kernel_set)
     res = resolver or _default_resolver(profile)
     if not allow_tinyarena_kernels:
@@ -230,7 +233,8 @@ def _split_run(model: Model, profile: TargetProfile, res: Resolver,
                        preallocated=pre, alloc=alloc, allocator_objects=SPLIT_OBJECTS)
 
 
-def allocate_shared(models: Sequence[Model], *, target: str | TargetProfile = "host-x64",
+def allocate_shared(models: Sequence[Model | ModelSource], *,
+                    target: str | TargetProfile = "host-x64",
                     arena_size: int | None = None, resolver: Resolver | None = None,
                     allow_tinyarena_kernels: bool = False,
                     resolvers: Sequence[Resolver] | None = None,
@@ -241,22 +245,26 @@ def allocate_shared(models: Sequence[Model], *, target: str | TargetProfile = "h
     model (each MicroInterpreter has its own), else ``resolver`` serves them all."""
     if not models:
         raise PlanError("give at least one model to share an arena")
+    if isinstance(models, (str, bytes, bytearray, memoryview, Model)):
+        raise PlanError("allocate_shared takes a list of models (paths, bytes or Models), "
+                        "not one model")
+    parsed = [read_model(m) for m in models]
     profile = _profile(target, kernel_set)
-    if resolvers is not None and len(resolvers) != len(models):
-        raise PlanError(f"give one resolver per model ({len(models)}), not {len(resolvers)}")
+    if resolvers is not None and len(resolvers) != len(parsed):
+        raise PlanError(f"give one resolver per model ({len(parsed)}), not {len(resolvers)}")
     res = list(resolvers) if resolvers is not None else \
-        [resolver or _default_resolver(profile)] * len(models)
+        [resolver or _default_resolver(profile)] * len(parsed)
     if not allow_tinyarena_kernels:
-        for m, r in zip(models, res):
+        for m, r in zip(parsed, res):
             _alloc._refuse_tinyarena_only_kernels(m, r)
-    big = _shared_runs(models, profile, res, _BIG)
+    big = _shared_runs(parsed, profile, res, _BIG)
     min_arena = align_up(big[-1][0].alloc.required_end, ARENA_ALIGNMENT)
     size = min_arena if arena_size is None else arena_size
     try:
-        runs = _shared_runs(models, profile, res, size)
+        runs = _shared_runs(parsed, profile, res, size)
     except ArenaTooSmallError as exc:
         raise ArenaTooSmallError(
-            f"arena of {size} bytes is too small for these {len(models)} models sharing it on "
+            f"arena of {size} bytes is too small for these {len(parsed)} models sharing it on "
             f"{profile.name} in this order: it needs {min_arena} bytes "
             f"({min_arena - size} missing). TFLM reports: {exc}",
             arena_size=size, needed=min_arena, missing=min_arena - size) from None

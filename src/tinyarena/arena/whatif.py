@@ -23,6 +23,7 @@ from tinyarena.arena.lifetimes import tensor_nbytes
 from tinyarena.arena.targets import TargetProfile
 from tinyarena.errors import PlanError
 from tinyarena.model.metadata import offline_offsets
+from tinyarena.model.reader import ModelSource, read_model
 from tinyarena.model.types import Model
 from tinyarena.planning import Buffer, plan_greedy
 
@@ -89,7 +90,8 @@ class WhatIf:
         }
 
 
-def analyse_preallocation(model: Model, *, target: str | TargetProfile = "host-x64",
+def analyse_preallocation(model: Model | ModelSource, *,
+                          target: str | TargetProfile = "host-x64",
                           resolver: Resolver | None = None, max_external: int = 2,
                           layout: ArenaLayout | None = None) -> WhatIf:
     """Every candidate's exact saving, a ranking, the best pair and the best set of
@@ -98,6 +100,7 @@ def analyse_preallocation(model: Model, *, target: str | TargetProfile = "host-x
     if isinstance(max_external, bool) or not isinstance(max_external, int) or max_external < 1:
         raise PlanError(f"max_external must be a positive number of buffers, got "
                         f"{max_external!r}")
+    model = read_model(model)  # a path, bytes or a Model, as everywhere in the API
     base = layout if layout is not None else allocate_model(model, target=target,
                                                             resolver=resolver)
     if base.planner != "greedy":
@@ -133,15 +136,17 @@ def _peak(layout: ArenaLayout) -> tuple[tuple[int, ...], tuple[int, ...]]:
     buffers = layout.buffers
     if not buffers:
         return (), ()
+    # step -1 holds the tensors no operator uses: TFLM plans them all live at once
+    first = min(b.first for b in buffers)
     last = max(b.last for b in buffers)
-    extent = [0] * (last + 1)
-    live_bytes = [0] * (last + 1)
+    extent = dict.fromkeys(range(first, last + 1), 0)
+    live_bytes = dict.fromkeys(range(first, last + 1), 0)
     for b in buffers:
-        for s in range(max(b.first, 0), b.last + 1):
+        for s in range(b.first, b.last + 1):
             extent[s] = max(extent[s], b.offset + b.size)
             live_bytes[s] += b.size
-    top = max(extent)
-    steps = tuple(s for s, e in enumerate(extent) if e == top and top > 0)
+    top = max(extent.values())
+    steps = tuple(s for s, e in extent.items() if e == top and top > 0)
     if not steps:
         return (), ()
     most = max(live_bytes[s] for s in steps)

@@ -44,6 +44,7 @@ _CPP_KEYWORDS = frozenset(
     "public register return short signed sizeof static struct switch template this throw true "
     "try typedef typeid typename union unsigned using virtual void volatile while tflite std"
     .split())
+UINT_MAX = 2**32 - 1  # kTensorArenaSize's type, unsigned int, is 32 bits on every target
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,11 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
             op_name=exc.op_name, op_index=exc.op_index,
             subgraph_index=exc.subgraph_index) from None
     arena_size = int(layout.min_arena) + margin
+    if arena_size > UINT_MAX:  # the header declares it `unsigned int`: C++ would wrap it
+        raise BuildError(
+            f"kTensorArenaSize would be {arena_size:,} bytes (min_arena {layout.min_arena:,} + "
+            f"margin {margin:,}), more than an unsigned int holds ({UINT_MAX:,}); use a "
+            f"smaller --margin")
     facts = _Facts(
         name=ident, file=Path(model_file).name if model_file else "", data=data,
         sha256=hashlib.sha256(data).hexdigest(), target=profile.name,
@@ -302,6 +308,7 @@ def _source(f: _Facts) -> str:
         "",
         "TfLiteStatus RegisterOps(OpResolver& resolver) {",
         *(f"  if (resolver.{op.call} != kTfLiteOk) return kTfLiteError;" for op in f.ops),
+        *(() if f.ops else ("  (void)resolver;  // the model has no operators",)),
         "  return kTfLiteOk;",
         "}",
         "",

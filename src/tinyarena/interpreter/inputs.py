@@ -98,6 +98,11 @@ def read_image(path: str | Path, details: dict[str, Any], *, resize: bool = Fals
             f"(or give the input as .npy)") from None
     try:
         with Image.open(path) as opened:
+            if opened.mode.startswith(("I", "F")):  # Pillow would clip them to 255
+                raise InterpreterError(
+                    f"{Path(path).name} has {opened.mode!r} pixels (16-bit, 32-bit or float); "
+                    f"tinyarena reads 8-bit grayscale or RGB images: convert it to 8 bits or "
+                    f"give the input as .npy")
             image = opened.convert("L" if channels == 1 else "RGB")
     except OSError as exc:
         raise InterpreterError(f"cannot read image {path}: {exc}") from None
@@ -189,6 +194,11 @@ def load_inputs(path: str | Path, details: Sequence[dict[str, Any]], *,
     except OSError as exc:
         raise InterpreterError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (ValueError, zipfile.BadZipFile, EOFError) as exc:
+        if "pickle" in str(exc):  # numpy's fallback for any file it cannot recognise
+            raise InterpreterError(
+                f"cannot read {path}: not a {suffix} file numpy wrote (np.save / np.savez); "
+                f"it is damaged or something else (tinyarena never loads pickled data)"
+            ) from None
         raise InterpreterError(f"cannot read {path}: {exc}") from None
     raise InterpreterError(f"{path}: input files must be .npy, .npz or an image (.png, .jpg, "
                            f".jpeg, .bmp)")

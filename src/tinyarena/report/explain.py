@@ -22,10 +22,14 @@ from tinyarena.arena import ArenaLayout, PlannedBuffer, get_target
 from tinyarena.arena.lifetimes import called_subgraphs
 from tinyarena.arena.recording import CATEGORY_ORDER
 from tinyarena.model.metadata import offline_offsets
+from tinyarena.model.reader import ModelSource, read_model
 from tinyarena.model.types import Model
 from tinyarena.optimize.rules import PlanRules, plan_rules
 
 NOT_ITEMISED = "not itemised (allocator objects, params, ...)"
+# TFLM's AllocationInfo keeps lifetime -1..-1 for a tensor no operator reads or writes, and its
+# planners still place it: every such tensor is live at once, at step -1.
+UNUSED = "unused: no operator reads or writes it (planned at step -1)"
 TIME_STEPS = ("step 0: the model's inputs are ready; step k: operator k-1 of subgraph 0 runs "
               "(control-flow ops add steps for the subgraphs they run); a buffer is live from "
               "first to last, both included (TFLM's AllocationInfo lifetimes)")
@@ -85,10 +89,14 @@ class BufferInfo:
         if self.kind == "scratch":
             return f"scratch of op {self.producer.index} {self.producer.type}" \
                 if self.producer else "scratch"
+        if self.first < 0 and self.producer is None and self.last_consumer is None:
+            return UNUSED
         made = f"op {self.producer.index} {self.producer.type}" if self.producer else "input"
         used = (f"op {self.last_consumer.index} {self.last_consumer.type}"
                 if self.last_consumer else "output")
-        return f"{made} -> {used}"
+        # operator and tensor indices restart in every subgraph: say which one
+        where = f"subgraph {self.subgraph}: " if self.subgraph else ""
+        return f"{where}{made} -> {used}"
 
     def title(self) -> str:
         """Hover text: everything about the buffer in one line per fact."""
@@ -189,19 +197,33 @@ class ArenaExplanation:
             words = (f"lower bound {r.bound:,} bytes for plans where {r.description} "
                      f"(without any sharing: {r.no_overlap_bound:,})")
         head = self.layout.head
+        if r.collisions:  # a bound for the rules says nothing about a plan that breaks them
+            return words + (f"; this plan breaks those rules: {self.collision_text()}, live "
+                            f"buffers sharing bytes that no rule allows")
         if self.optimal:
             return words + "; this plan meets it: optimal under those rules"
         return words + f"; this plan is {head - r.bound:,} bytes above it"
+
+    def collision_text(self) -> str:
+        """The pairs of buffers that share bytes although no overlap rule allows it."""
+        pairs = [f"{self.buffers[c.a].name!r} and {self.buffers[c.b].name!r}"
+                 for c in self.rules.collisions]
+        shown = "; ".join(pairs[:3]) + (f"; {len(pairs) - 3} more" if len(pairs) > 3 else "")
+        return f"{len(pairs)} collision{'s' if len(pairs) > 1 else ''} ({shown})"
 
     def peak_text(self) -> str:
         p = self.peak
         if p is None:
             return "no planned buffers: the head is empty"
-        where = p.operator.describe() if p.operator else "before the first operator (inputs)"
-        more = (f" (also reached at steps {', '.join(str(s) for s in p.steps if s != p.step)})"
-                if len(p.steps) > 1 else "")
+        where = (p.operator.describe() if p.operator
+                 else "before the first operator (inputs)" if p.step >= 0
+                 else "tensors no operator uses (TFLM still plans them, all live at once)")
+        others = [str(s) for s in p.steps if s != p.step]
+        more = (f" (also reached at step{'s' if len(others) > 1 else ''} {', '.join(others)})"
+                if others else "")
         gap = (f"{p.gap_bytes:,} bytes of holes below the top" if p.gap_bytes >= 0
-               else f"{-p.gap_bytes:,} bytes shared on purpose")
+               else f"{-p.gap_bytes:,} bytes shared on purpose" if not self.rules.collisions
+               else f"{-p.gap_bytes:,} bytes shared, with {self.collision_text()}")
         return (f"peak at step {p.step}{more}: {where}; {len(p.buffers)} buffers live, "
                 f"{p.live_bytes:,} bytes, head {p.head_bytes:,} ({gap})")
 
@@ -394,14 +416,15 @@ def _variable_readers(model: Model, layout: ArenaLayout) -> dict[int, tuple[int,
     return out
 
 
-def explain_arena(model: Model, layout: ArenaLayout, kernel_set: str | None = None
-                  ) -> ArenaExplanation:
+def explain_arena(model: Model | ModelSource, layout: ArenaLayout,
+                  kernel_set: str | None = None) -> ArenaExplanation:
     """The peak, the bound for the plan's own overlap rules, and the tail by operator.
 
     ``kernel_set`` decides which intended overlaps of an offline plan are safe (the
     optimizer's rules (b) and (c) hold for TFLM's reference kernels only); by default the
     target profile's ``kernel_set`` when it names one, else "reference".
     """
+    model = read_model(model)  # a path, bytes or a Model, as everywhere in the API
     if kernel_set is None:
         kernel_set = str(getattr(get_target(layout.target), "kernel_set", "reference"))
     steps = operator_steps(model)

@@ -23,7 +23,9 @@ STYLE = """
 body { font-family: sans-serif; margin: 16px; color: #222; background: #fff; }
 h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 28px; } h3 { font-size: 14px; }
 .targets { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
-.target { flex: 1 1 760px; max-width: 800px; border: 1px solid #ccc; padding: 10px; }
+.target { flex: 1 1 600px; max-width: 800px; min-width: 0; overflow-x: auto;
+          border: 1px solid #ccc; padding: 10px; }
+.target svg { max-width: 100%; height: auto; }
 table { border-collapse: collapse; font-size: 12px; margin: 6px 0; }
 td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }

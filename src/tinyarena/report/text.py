@@ -88,8 +88,9 @@ def render_tail_by_operator(explanation: ArenaExplanation) -> list[str]:
         lines.append(f"{_clip(op, 34):<34} {_n(o.op_data):>8} {_n(o.persistent_buffers):>8} "
                      f"{_n(o.builtin_data):>7} {_n(o.scratch_handles):>7} "
                      f"{_n(o.variable_state):>8} {_n(o.total):>8}")
-    lines.append(f"{'model-wide (tensors, nodes, IO)':<34} {'':>8} {'':>8} {'':>7} {'':>7} "
-                 f"{'':>8} {_n(explanation.model_wide_tail):>8}")
+    # the same words as the HTML report: the rest is not any one node's
+    lines.append(f"{'model-wide (tensors, nodes, IO, allocator)':<77} "
+                 f"{_n(explanation.model_wide_tail):>8}")
     return lines
 
 

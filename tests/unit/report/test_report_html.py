@@ -295,3 +295,17 @@ def test_chromium_csp_blocks_requests(report_page: tuple[Path, Path], tmp_path: 
         assert hits == ["/planted.png"]
     finally:
         server.shutdown()
+
+
+def test_chromium_targets_side_by_side(report_page: tuple[Path, Path], tmp_path: Path) -> None:
+    # At the README's screenshot width (1600) the two targets' columns were stacked: each
+    # needed 760 px plus padding, so the second wrapped below the first.
+    _, page = report_page
+    shot = tmp_path / "wide.png"
+    done = _browse(tmp_path, page, "--window-size=1600,900", f"--screenshot={shot}")
+    assert shot.is_file(), done.stderr.decode(errors="replace")[-2000:]
+    pixels = _png_pixels(shot.read_bytes())
+    top = pixels[100:700]
+    ink = np.any(top < 200, axis=2)
+    left, right = ink[:, 40:760].mean(), ink[:, 840:1560].mean()
+    assert left > 0.01 and right > 0.01, (left, right)
