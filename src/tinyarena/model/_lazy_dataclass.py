@@ -1,0 +1,58 @@
+"""Frozen dataclasses whose generated methods are made on first use, not at import.
+
+``model.options`` declares one frozen dataclass per schema options table (about 150). Making a
+dataclass compiles five or six methods; for all tables that was most of a cold ``tinyarena
+size`` (0.2-0.3 s before anything was read). A model uses a handful of tables, so each class is
+declared plain here and turned into the real dataclass (``dataclasses.dataclass(frozen=True)``,
+in place: the class object never changes) the first time it is instantiated or asked for its
+dataclass fields. After that it is an ordinary frozen dataclass in every respect.
+
+Type checkers see ``dataclasses.dataclass`` itself (``options`` imports this one only at run
+time), so they check the classes as the frozen dataclasses they become.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+_T = TypeVar("_T", bound=type)
+
+
+def _finish(cls: type) -> None:
+    # ``cls.__dict__`` (not getattr): a subclass must not see its base's finished flag.
+    if "__dataclass_fields__" not in cls.__dict__:
+        dataclasses.dataclass(frozen=True)(cls)
+
+
+class _LazyDataclassMeta(type):
+    """Completes the dataclass on first instantiation or first dataclass-attribute lookup."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        _finish(cls)
+        # The finished class gets the plain ``type.__call__`` from now on (no hook per call).
+        return type.__call__(cls, *args, **kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        # Only reached for attributes the class lacks: the dataclass ones before completion.
+        if name.startswith("__dataclass") or name == "__match_args__":
+            _finish(cls)
+            return type.__getattribute__(cls, name)
+        raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+
+
+def dataclass(*, frozen: bool) -> Any:
+    """``@dataclass(frozen=True)`` with the methods generated on first use."""
+    if not frozen:
+        raise TypeError("the lazy dataclass only makes frozen dataclasses")
+
+    def wrap(cls: _T) -> _T:
+        namespace = {k: v for k, v in cls.__dict__.items()
+                     if k not in ("__dict__", "__weakref__")}
+        lazy: _T = _LazyDataclassMeta(cls.__name__, cls.__bases__, namespace)  # type: ignore
+        return lazy
+
+    return wrap
+
+
+__all__ = ["dataclass"]

@@ -1,0 +1,74 @@
+"""allocate_model emulates AllocateTensors once and moves the tail to the final arena size;
+the result must be what a second emulation on that arena gives (the old two-run method)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinyarena._util import align_up
+from tinyarena.arena import allocate_model
+from tinyarena.arena import allocator as allocator_module
+from tinyarena.arena.targets import get_target
+from tinyarena.builder import ModelBuilder
+from tinyarena.model import Model, read_model
+
+from small_models import hello_world_like
+
+MODELS = Path(__file__).resolve().parents[3].parent / "shared" / "models"
+
+
+def _resource_model() -> Model:
+    """A resource variable (tail buffer bound by VAR_HANDLE) next to a variable-free graph."""
+    b = ModelBuilder()
+    x = b.add_input("x", (4,), "float32")
+    handle = b.add_tensor("handle", (), "resource")
+    value = b.add_tensor("value", (4,), "float32")
+    y = b.add_tensor("y", (4,), "float32")
+    b.add_operator("VAR_HANDLE", [], [handle], shared_name="acc")
+    b.add_operator("READ_VARIABLE", [handle], [value])
+    b.add_operator("ADD", [value, x], [y])
+    b.add_operator("ASSIGN_VARIABLE", [handle, y], [])
+    b.mark_output(y)
+    return read_model(b.build())
+
+
+def _two_runs(model: Model, target: str, planner: str, size: int | None):
+    """The layout as the old allocate_model made it: a second emulation on the final arena."""
+    profile = get_target(target)
+    path = "production" if planner == "linear" else profile.default_allocator
+    resolver = allocator_module._DefaultResolver()
+    big = allocator_module._run(model, profile, path, planner, resolver,
+                                allocator_module._BIG_ARENA)
+    min_arena = align_up(big.alloc.required_end, 16)
+    final = allocator_module._run(model, profile, path, planner, resolver,
+                                  min_arena if size is None else size)
+    return final.layout(min_arena, align_up(big.alloc.overlap_free_end, 16))
+
+
+def _models() -> list[tuple[str, Model]]:
+    models = [("hello_world_like", read_model(hello_world_like(1))),
+              ("resource", _resource_model())]
+    for name in ("trained_lstm_int8.tflite", "keyword_scrambled_8bit.tflite"):
+        if (MODELS / name).exists():
+            models.append((name, read_model((MODELS / name).read_bytes())))
+    return models
+
+
+@pytest.mark.parametrize("target", ["host-x64", "arm32"])
+@pytest.mark.parametrize("planner", ["greedy", "linear"])
+def test_one_emulation_gives_the_second_runs_layout(target: str, planner: str) -> None:
+    for name, model in _models():
+        reference = _two_runs(model, target, planner, None)
+        for size in (None, reference.min_arena + 48):
+            layout = allocate_model(model, target=target, planner=planner, arena_size=size)
+            expected = reference if size is None else _two_runs(model, target, planner, size)
+            for f in dataclasses.fields(layout):
+                if f.name in ("op_data", "workspace_initial"):
+                    continue
+                assert getattr(layout, f.name) == getattr(expected, f.name), (name, size, f.name)
+            assert layout.resource_offsets or name != "resource"
+            assert np.all(np.asarray(layout.resource_offsets) < layout.arena_size)
