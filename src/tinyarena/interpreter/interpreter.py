@@ -303,7 +303,8 @@ class Interpreter:
         evals = tuple(tuple(_eval_fn(reg) for reg in regs) for regs in registrations)
         graph = Graph(model=self._model, target=get_target(self._target_name),
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
-                      workspaces=workspaces, resources=tuple(r for r, _ in resources))
+                      workspaces=workspaces, resources=tuple(r for r, _ in resources),
+                      binds=tuple(tuple(reg.bind for reg in regs) for regs in registrations))
         variables = tuple(
             (view, _reset_value(t))
             for sg in self._model.subgraphs for t in sg.tensors
@@ -321,8 +322,11 @@ class Interpreter:
 
     # -- running -------------------------------------------------------------------------------
     def invoke(self) -> None:
-        """Run subgraph 0 once (MicroInterpreter::Invoke)."""
-        self._allocated().graph.invoke_subgraph(0)
+        """Run subgraph 0 once (MicroInterpreter::Invoke): its precompiled invoke plan."""
+        alloc = self._alloc
+        if alloc is None:
+            raise InterpreterError("tensors are not allocated: call allocate_tensors() first")
+        alloc.graph.invoke_main()
 
     def reset(self) -> None:
         """MicroInterpreter::Reset: variable tensors and resource variables back to their

@@ -23,6 +23,15 @@ Lifecycle, as in TFLM's micro_context.h:
 * ``eval(ctx, op, data)`` runs at every invoke. It reads inputs and writes outputs through
   ``ctx.tensor_data(i)`` (numpy views into the arena), and allocates nothing in the arena.
 
+* ``bind(ctx, op, data)`` (optional) runs once per ``allocate_tensors``, after every view and
+  workspace exists, and returns a zero-argument callable that does what ``eval(ctx, op, data)``
+  does. It looks up once what eval would look up at every invoke (the arena views of the
+  tensors, workspaces, constants from ``data``) and closes over them, so an invoke is a plain
+  sequence of calls (``interpreter.invoke_plan``). It must give bit-identical results, allocate
+  nothing per call, and keep ``eval`` as the reference path; a kernel without ``bind`` runs as
+  a closure around its eval. ``bind`` may return ``None`` to decline (e.g. an unusual layout):
+  eval is used then.
+
 ``op`` is the ``tinyarena.model.types.Operator`` being run. ``ctx.target`` is the target
 profile (struct sizes per target, see ``arena.targets``); sizes that differ between targets are
 looked up by their C struct name, e.g. ``ctx.target.sizeof("OpDataConv")``.
@@ -132,6 +141,8 @@ def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool
 InitFn = Callable[[InitContext, Operator], None]
 PrepareFn = Callable[[PrepareContext, Operator], Any]
 EvalFn = Callable[[EvalContext, Operator, Any], None]
+Step = Callable[[], None]
+BindFn = Callable[[EvalContext, Operator, Any], "Step | None"]
 
 
 def required_tensor(ctx: PrepareContext, index: int, op_name: str, role: str) -> Tensor:
@@ -154,3 +165,4 @@ class Registration:
     eval: EvalFn | None = None
     builtin_data: str | None = None  # C struct allocated when the op's options are parsed
     tflm: bool = True  # False: a tinyarena-only kernel; TFLM has none, so no arena to emulate
+    bind: BindFn | None = None  # optional: eval pre-bound to its views (see the module doc)
