@@ -31,7 +31,7 @@ from tinyarena.errors import (
 )
 from tinyarena.interpreter.graph import Graph, SubgraphViews
 from tinyarena.interpreter.resolver import OpResolver
-from tinyarena.kernels.base import EvalFn, Registration
+from tinyarena.kernels.base import EvalFn, Registration, initial_array
 from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
 
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
@@ -569,7 +569,8 @@ def _make_workspaces(layout: ArenaLayout) -> tuple[tuple[np.ndarray, ...],
             views.append(pool[start:start + size].view(dtype).reshape(shape))
         else:
             given = initial[handle] if handle < len(initial) else None
-            array = np.zeros(shape, dtype=dtype) if given is None else given
+            array = np.zeros(shape, dtype=dtype) if given is None else \
+                initial_array(shape, dtype, given)
             views.append(array)
             kept.append(array)
     return tuple(views), (*kept, pool), pool

@@ -15,7 +15,8 @@ rounded once to float32 (then within a few float32 ulps of TFLM's sequential flo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 
@@ -223,6 +224,14 @@ def constant_workspace(ctx: Any, array: np.ndarray) -> int:
     return int(ctx.request_workspace(array.shape, array.dtype, initial=array))
 
 
+def lazy_constant_workspace(ctx: Any, shape: tuple[int, ...], dtype: Any,
+                            make: Callable[[], np.ndarray]) -> int:
+    """``constant_workspace`` for an array whose shape and dtype are known without making it:
+    ``make`` runs only when the interpreter builds its workspaces, so sizing skips the
+    conversion."""
+    return int(ctx.request_workspace(shape, dtype, initial=make))
+
+
 def chunk_pixels(channels: int) -> int:
     """Pixels per chunk so that an int64 (pixels, channels) buffer stays within CHUNK_BYTES."""
     return max(1, CHUNK_BYTES // (8 * max(1, channels)))
@@ -277,8 +286,9 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
     if (kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(filt)) or exact_float:
         gemm_dtype = np.float32
     # the exact float path reads the float32 filter itself: no copy
-    ws_wmat = -1 if filt is None or exact_float else \
-        constant_workspace(ctx, _conv_wmat(filt, groups, gemm_dtype))
+    ws_wmat = -1 if filt is None or exact_float else lazy_constant_workspace(
+        ctx, (groups, k, out_c // groups), gemm_dtype,
+        partial(_conv_wmat, filt, groups, gemm_dtype))
     bias_data = _const(bias_t)
     bias = None
     acc_bias = None

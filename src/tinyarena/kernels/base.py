@@ -87,7 +87,8 @@ class PrepareContext(InitContext, Protocol):
         ``persistent=True`` (the default): private to this op, zeroed once at allocation, and
         it keeps its contents from one eval to the next (a border filled once, a flag, state).
         ``initial``: a persistent workspace whose contents prepare computes (constants such as
-        weights in a GEMM's dtype). The context keeps that very array, read-only, as the
+        weights in a GEMM's dtype), or a zero-argument callable that computes them: sizing
+        (``allocate_model``) then never pays for it, only the interpreter does, once. The context keeps that very array, read-only, as the
         workspace (no second copy), so eval reads it through ``ctx.workspace`` and the bytes
         are counted with the other workspaces; shape and dtype must match. Prepare may run
         more than once (the allocator sizes the arena in several passes): it must not keep
@@ -122,11 +123,17 @@ class EvalContext(Protocol):
 
 
 def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool,
-                            initial: Any) -> np.ndarray | None:
+                            initial: Any) -> Any:
     """Validate ``request_workspace``'s ``initial`` and return it read-only (no copy when it
-    is already a C-contiguous array of the dtype; contexts share this check)."""
+    is already a C-contiguous array of the dtype; contexts share this check). A callable is
+    returned as it is: the context calls it when it makes the workspace (``initial_array``)."""
     if initial is None:
         return None
+    if callable(initial):  # made when the interpreter builds its workspaces, never for sizing
+        if not persistent:
+            raise KernelError("request_workspace: initial contents need persistent=True "
+                              "(scratch is undefined at every eval)")
+        return initial
     if not persistent:
         raise KernelError("request_workspace: initial contents need persistent=True (scratch "
                           "is undefined at every eval)")
@@ -135,6 +142,15 @@ def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool
         raise KernelError(f"request_workspace: initial is {array.dtype}{array.shape} but the "
                           f"request is {np.dtype(dtype)}{tuple(shape)}; pass matching ones")
     array.flags.writeable = False
+    return array
+
+
+def initial_array(shape: tuple[int, ...], dtype: Any, initial: Any) -> np.ndarray:
+    """The contents of a workspace with ``initial``: the array itself, or what the callable
+    given in prepare makes, checked against the request's shape and dtype."""
+    made = initial() if callable(initial) else initial
+    array = check_workspace_initial(shape, dtype, True, made)
+    assert array is not None
     return array
 
 
