@@ -145,8 +145,9 @@ def _relocated(run: _Run, arena_size: int) -> _Run:
     run.alloc.arena_size = arena_size
     run.alloc.tail -= delta
     run.tail_log = [dataclasses.replace(t, address=t.address - delta) for t in run.tail_log]
-    for addresses in (run.resource_buffers, run.init_buffers, run.bound_tensor_offsets,
-                      run.variable_offsets):
+    address_maps: tuple[dict[Any, int], ...] = (
+        run.resource_buffers, run.init_buffers, run.bound_tensor_offsets, run.variable_offsets)
+    for addresses in address_maps:
         for key in addresses:
             addresses[key] -= delta
     return run

@@ -31,7 +31,7 @@ def streaming_model(kernels: Sequence[int] = (5, 7, 9, 11, 13, 15), channels: in
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
     init = b.add_subgraph("init")
-    act = dict(scale=0.05, zero_point=-20)
+    act_scale, act_zero_point = 0.05, -20
     features = b.add_input("features", (1, NEW_FRAMES, FEATURES), "int8", scale=0.1,
                            zero_point=-128)
     b.add_operator("CALL_ONCE", [], [], init_subgraph_index=init.index)
@@ -43,11 +43,13 @@ def streaming_model(kernels: Sequence[int] = (5, 7, 9, 11, 13, 15), channels: in
     def ring(name: str, x: int, keep: int, width: int, new: int, scale: float,
              zero_point: int) -> int:
         """Old ``keep`` frames + ``new`` frames of ``x``; the newest ``keep`` are stored back."""
-        q = dict(scale=scale, zero_point=zero_point)
         handle = b.add_tensor(f"{name}/handle", (), "resource")
-        state = b.add_tensor(f"{name}/state", (1, keep, 1, width), "int8", **q)
-        window = b.add_tensor(f"{name}/window", (1, keep + new, 1, width), "int8", **q)
-        newest = b.add_tensor(f"{name}/newest", (1, keep, 1, width), "int8", **q)
+        state = b.add_tensor(f"{name}/state", (1, keep, 1, width), "int8", scale=scale,
+                              zero_point=zero_point)
+        window = b.add_tensor(f"{name}/window", (1, keep + new, 1, width), "int8", scale=scale,
+                              zero_point=zero_point)
+        newest = b.add_tensor(f"{name}/newest", (1, keep, 1, width), "int8", scale=scale,
+                              zero_point=zero_point)
         b.add_operator("VAR_HANDLE", [], [handle], shared_name=name)
         b.add_operator("READ_VARIABLE", [handle], [state])
         b.add_operator("CONCATENATION", [state, x], [window], axis=1)
@@ -58,7 +60,8 @@ def streaming_model(kernels: Sequence[int] = (5, 7, 9, 11, 13, 15), channels: in
         b.add_operator("ASSIGN_VARIABLE", [handle, newest], [])
         h = init.add_tensor(f"{name}/handle", (), "resource")
         zeros = init.add_constant(f"{name}/zeros",
-                                  np.full((1, keep, 1, width), zero_point, np.int8), **q)
+                                  np.full((1, keep, 1, width), zero_point, np.int8),
+                                  scale=scale, zero_point=zero_point)
         init.add_operator("VAR_HANDLE", [], [h], shared_name=name)
         init.add_operator("ASSIGN_VARIABLE", [h, zeros], [])
         return window
@@ -75,25 +78,29 @@ def streaming_model(kernels: Sequence[int] = (5, 7, 9, 11, 13, 15), channels: in
                               zero_point=np.zeros(count, np.int64))
 
     window = ring("stem", frames, stem_kernel - 1, FEATURES, NEW_FRAMES, 0.1, -128)
-    x = b.add_tensor("stem/out", (1, 1, 1, channels), "int8", **act)
+    x = b.add_tensor("stem/out", (1, 1, 1, channels), "int8", scale=act_scale,
+                     zero_point=act_zero_point)
     b.add_operator("CONV_2D", [window, weights("stem/w", (channels, stem_kernel, 1, FEATURES), 0),
                                bias("stem/b", channels)], [x],
                    padding="VALID", stride_h=NEW_FRAMES, stride_w=1,
                    fused_activation_function="RELU")
     for i, k in enumerate(kernels):
         window = ring(f"block{i}", x, k - 1, channels, 1, 0.05, -20)
-        dw = b.add_tensor(f"block{i}/dw", (1, 1, 1, channels), "int8", **act)
+        dw = b.add_tensor(f"block{i}/dw", (1, 1, 1, channels), "int8", scale=act_scale,
+                     zero_point=act_zero_point)
         b.add_operator("DEPTHWISE_CONV_2D",
                        [window, weights(f"block{i}/dw_w", (1, k, 1, channels), 3),
                         bias(f"block{i}/dw_b", channels)], [dw],
                        padding="VALID", stride_h=1, stride_w=1, depth_multiplier=1)
-        x = b.add_tensor(f"block{i}/out", (1, 1, 1, channels), "int8", **act)
+        x = b.add_tensor(f"block{i}/out", (1, 1, 1, channels), "int8", scale=act_scale,
+                     zero_point=act_zero_point)
         b.add_operator("CONV_2D", [dw, weights(f"block{i}/pw_w", (channels, 1, 1, channels), 0),
                                    bias(f"block{i}/pw_b", channels)], [x],
                        padding="VALID", stride_h=1, stride_w=1,
                        fused_activation_function="RELU")
     window = ring("head", x, head_frames - 1, channels, 1, 0.05, -20)
-    flat = b.add_tensor("head/flat", (1, head_frames * channels), "int8", **act)
+    flat = b.add_tensor("head/flat", (1, head_frames * channels), "int8", scale=act_scale,
+                     zero_point=act_zero_point)
     flat_shape = b.add_constant("head/flat_shape", np.array([1, head_frames * channels],
                                                             np.int32))
     b.add_operator("RESHAPE", [window, flat_shape], [flat])

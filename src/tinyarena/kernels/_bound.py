@@ -22,7 +22,7 @@ def _bytes_of(array: np.ndarray) -> memoryview:
     """A flat, writable-if-the-array-is byte memoryview of a C-contiguous array."""
     if not array.flags.c_contiguous:
         raise ValueError("bound copies need C-contiguous tensors")
-    return memoryview(array.reshape(-1).view(np.uint8))
+    return array.reshape(-1).view(np.uint8).data
 
 
 def nothing() -> None:
@@ -132,4 +132,5 @@ def bind_copy_input(ctx: Any, op: Any, data: Any) -> Step | None:
     return byte_copy(dst, src)
 
 
-__all__ = ["LUT_MAX_ELEMENTS", "MAX_RUNS", "unary_lut", "bind_copy_input", "byte_copy", "copy_runs", "element_runs", "gather", "nothing"]
+__all__ = ["LUT_MAX_ELEMENTS", "MAX_RUNS", "bind_copy_input", "byte_copy", "copy_runs",
+           "element_runs", "gather", "nothing", "unary_lut"]

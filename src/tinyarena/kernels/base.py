@@ -81,15 +81,16 @@ class PrepareContext(InitContext, Protocol):
         ...
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
-                          persistent: bool = True, initial: np.ndarray | None = None) -> int:
+                          persistent: bool = True,
+                          initial: np.ndarray | Callable[[], np.ndarray] | None = None) -> int:
         """A Python-side buffer outside the emulated arena, made once, reused every invoke.
 
         ``persistent=True`` (the default): private to this op, zeroed once at allocation, and
         it keeps its contents from one eval to the next (a border filled once, a flag, state).
         ``initial``: a persistent workspace whose contents prepare computes (constants such as
         weights in a GEMM's dtype), or a zero-argument callable that computes them: sizing
-        (``allocate_model``) then never pays for it, only the interpreter does, once. The context keeps that very array, read-only, as the
-        workspace (no second copy), so eval reads it through ``ctx.workspace`` and the bytes
+        (``allocate_model``) then never pays for it, only the interpreter does, once. The
+        context keeps that very array, read-only, as the workspace (no second copy), so eval reads it through ``ctx.workspace`` and the bytes
         are counted with the other workspaces; shape and dtype must match. Prepare may run
         more than once (the allocator sizes the arena in several passes): it must not keep
         the array anywhere else.
