@@ -90,8 +90,9 @@ class PrepareContext(InitContext, Protocol):
         ``initial``: a persistent workspace whose contents prepare computes (constants such as
         weights in a GEMM's dtype), or a zero-argument callable that computes them: sizing
         (``allocate_model``) then never pays for it, only the interpreter does, once. The
-        context keeps that very array, read-only, as the workspace (no second copy), so eval reads it through ``ctx.workspace`` and the bytes
-        are counted with the other workspaces; shape and dtype must match. Prepare may run
+        context keeps that very array, read-only, as the workspace (no second copy), so eval
+        reads it through ``ctx.workspace`` and the bytes are counted with the other
+        workspaces; shape and dtype must match. Prepare may run
         more than once (the allocator sizes the arena in several passes): it must not keep
         the array anywhere else.
         ``persistent=False``: scratch. Its contents are undefined at the start of every eval of
