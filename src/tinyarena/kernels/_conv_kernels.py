@@ -643,6 +643,96 @@ def depthwise_eval(ctx: Any, op: Operator, data: DepthwiseData) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
+# Bound steps (kernels.base: bind) for convolutions that produce one output pixel
+# ----------------------------------------------------------------------------------------------
+#
+# Streaming models (a ring buffer window in, one new frame out) run many small convolutions
+# whose output is a single pixel read from an unpadded window of the input. Their patch is a
+# fixed view of the arena, so at bind time the conv becomes one product of that view with the
+# weights, then eval's own bias + requantisation. Anything else keeps the general eval.
+
+BIND_MAX_WEIGHT_BYTES = 1 << 16
+
+
+def _single_pixel_patch(geom: ConvGeometry, x: np.ndarray, channels: int) -> np.ndarray | None:
+    """(taps, channels) view of the input window of output pixel (0, 0), or None."""
+    if (geom.batches, geom.out_h, geom.out_w) != (1, 1, 1) or geom.needs_border \
+            or x.shape[3] != channels:
+        return None
+    window = x[0, 0:(geom.filter_h - 1) * geom.dilation_h + 1:geom.dilation_h,
+               0:(geom.filter_w - 1) * geom.dilation_w + 1:geom.dilation_w, :]
+    flat = window.reshape(-1, channels)
+    return flat if np.shares_memory(flat, x) else None  # a copy would go stale
+
+
+def bind_conv2d(ctx: Any, op: Operator, data: ConvData) -> Callable[[], None] | None:
+    """CONV_2D, int8, one output pixel: the patch view times the GEMM weights, then the same
+    chunk end (bias, requantisation) as :func:`conv2d_eval_arrays`."""
+    geom = data.geom
+    if data.kind != KIND_INT8 or data.exact_float or data.groups != 1 or data.ws_wmat < 0 \
+            or not data.acc_bias_const:
+        return None
+    x = ctx.tensor_data(op.inputs[0])
+    patch = _single_pixel_patch(geom, x, geom.in_c)
+    if patch is None:
+        return None
+    row = patch.reshape(1, -1)
+    if not np.shares_memory(row, x):
+        return None
+    wmat = ctx.workspace(data.ws_wmat)[0]
+    if wmat.shape[0] != row.shape[1]:
+        return None
+    out = ctx.tensor_data(op.outputs[0])
+    out2 = out.reshape(1, -1)
+    stage = ctx.workspace(data.ws_cols if data.ws_cols >= 0 else data.ws_padded)
+    xs = stage.reshape(-1)[:row.shape[1]].reshape(1, -1)
+    acc = ctx.workspace(data.ws_acc)[:1]
+    end = _chunk_end(data, wmat, None, ctx.workspace)
+
+    def step() -> None:
+        np.copyto(xs, row, casting="unsafe")
+        np.dot(xs, wmat, out=acc)
+        end(acc, out2)
+    return step
+
+
+def bind_depthwise(ctx: Any, op: Operator, data: DepthwiseData) -> Callable[[], None] | None:
+    """DEPTHWISE_CONV_2D, int8, multiplier 1, one output pixel: the products of the patch view
+    with the taps summed over the taps in eval's int32 accumulator (wrapping as C), then the
+    same bias and requantisation as :func:`depthwise_eval_arrays`."""
+    geom = data.geom
+    if data.kind != KIND_INT8 or data.depth_multiplier != 1 or not data.acc_bias_const:
+        return None
+    x = ctx.tensor_data(op.inputs[0])
+    out = ctx.tensor_data(op.outputs[0])
+    channels = out.shape[3]
+    patch = _single_pixel_patch(geom, x, channels)
+    filt = ctx.tensor_data(op.inputs[1])
+    if patch is None or filt.shape[1] * filt.shape[2] != patch.shape[0]:
+        return None
+    taps = np.ascontiguousarray(np.asarray(filt[0], data.acc_dtype).reshape(-1, channels))
+    if 2 * taps.nbytes > BIND_MAX_WEIGHT_BYTES:
+        return None
+    prod = np.empty_like(taps)  # made once here, rewritten by every step
+    acc = ctx.workspace(data.ws_acc).reshape(-1)[:channels]
+    acci = ctx.workspace(data.ws_acci).reshape(-1)[:channels]
+    tmpi = ctx.workspace(data.ws_tmpi).reshape(-1)[:channels]
+    flat_out = out.reshape(-1)
+    acc_bias = data.acc_bias
+    rq = data.rq
+    if rq is None or acc.dtype != taps.dtype:
+        return None
+
+    def step() -> None:
+        np.multiply(patch, taps, out=prod, casting="unsafe")
+        np.add.reduce(prod, axis=0, out=acc)
+        if acc_bias is not None:
+            np.add(acc, acc_bias, out=acc)
+        requantize_inplace(acc, rq, flat_out, tmpi, work=acci)
+    return step
+
+
+# ----------------------------------------------------------------------------------------------
 # FULLY_CONNECTED
 # ----------------------------------------------------------------------------------------------
 
