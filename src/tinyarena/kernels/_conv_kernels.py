@@ -1008,6 +1008,56 @@ def fully_connected_small(data: FullyConnectedData, x: np.ndarray, out: np.ndarr
     np.minimum(out2, np.float32(data.float_max), out=out2)
 
 
+def bind_fully_connected(ctx: Any, op: Operator, data: FullyConnectedData
+                         ) -> Callable[[], None] | None:
+    """:func:`fully_connected_small`'s steps over views and constants fixed at bind time (the
+    small layers of tiny models, where each numpy call costs more than its arithmetic)."""
+    if not data.small:
+        return None
+    x = ctx.tensor_data(op.inputs[0])
+    out = ctx.tensor_data(op.outputs[0])
+    if not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    x2 = x.reshape(-1)[:data.batches * data.accum_depth].reshape(data.batches,
+                                                                 data.accum_depth)
+    out2 = out.reshape(data.batches, data.output_depth)
+    if data.small == SMALL_INT:
+        xs, acc = ctx.workspace(data.ws_x), ctx.workspace(data.ws_acc)
+        wmat, acci, tmp = ctx.workspace(data.ws_wmat), ctx.workspace(data.ws_acci), \
+            ctx.workspace(data.ws_tmp)
+        acc_bias, rq = data.acc_bias, data.rq
+        if rq is None:
+            return None
+
+        def int_step() -> None:
+            xs[...] = x2
+            np.dot(xs, wmat, out=acc)
+            acci[...] = acc
+            if acc_bias is not None:
+                np.add(acci, acc_bias, out=acci)
+            requantize_inplace(acci, rq, out2, tmp)
+        return int_step
+    if data.bias_f is None:
+        return None
+    prod, wt, bias_f = ctx.workspace(data.ws_prod), ctx.workspace(data.ws_wt), data.bias_f
+    x3 = x2[:, None, :]
+    last = prod[:, :, -1]
+    lo = np.array(data.float_min, np.float32)
+    hi = np.array(data.float_max, np.float32)
+    # max(x, -inf) and min(x, +inf) change nothing (NaN stays NaN): skip them.
+    use_lo, use_hi = bool(np.isfinite(lo)), bool(np.isfinite(hi))
+
+    def float_step() -> None:
+        np.multiply(wt, x3, out=prod)
+        np.add.accumulate(prod, axis=2, out=prod)
+        np.add(last, bias_f, out=out2)
+        if use_lo:
+            np.maximum(out2, lo, out=out2)
+        if use_hi:
+            np.minimum(out2, hi, out=out2)
+    return float_step
+
+
 def fully_connected_eval(ctx: Any, op: Operator, data: FullyConnectedData) -> None:
     """FullyConnectedEval."""
     if data.small:

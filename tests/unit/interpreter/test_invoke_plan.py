@@ -84,7 +84,8 @@ def test_copies_and_tables_bound_equal_eval() -> None:
     _same(_concat_slice_model())
 
 
-@pytest.mark.parametrize("name", ["hello_world_int8.tflite", "keyword_scrambled_8bit.tflite",
+@pytest.mark.parametrize("name", ["hello_world_int8.tflite", "hello_world_float.tflite",
+                                  "keyword_scrambled_8bit.tflite",
                                   "trained_lstm_int8.tflite"])
 def test_real_models_bound_equal_eval(name: str) -> None:
     path = MODELS / name
