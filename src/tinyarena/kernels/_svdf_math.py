@@ -222,6 +222,48 @@ def svdf_integer_fast(x: np.ndarray, state: np.ndarray, out: np.ndarray, p: Svdf
     requantize_inplace(acc2, p.rq2, out.reshape(acc2.shape), ws(p.ws_tmp2))
 
 
+def bind_svdf_integer_fast(x: np.ndarray, state: np.ndarray, out: np.ndarray, p: SvdfIntFast,
+                           ws: Callable[[int], np.ndarray]) -> Callable[[], None] | None:
+    """:func:`svdf_integer_fast` as a step over views fixed at bind time; the state shift is a
+    memmove of the state's bytes (a memoryview slice assignment: no numpy call)."""
+    if not (state.flags.c_contiguous and x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    raw = state.reshape(-1).view(np.uint8).data
+    item = state.dtype.itemsize
+    xs = ws(p.ws_x)
+    n_in = xs.shape[1] - 1
+    xs_in, xs_one = xs[:, :n_in], xs[:, n_in]
+    x2 = x.reshape(xs.shape[0], n_in)
+    wf, f, acc1, tmp1 = ws(p.ws_wf), ws(p.ws_f), ws(p.ws_acc1), ws(p.ws_tmp1)
+    batch, n_filter = acc1.shape
+    newest = state.reshape(batch, n_filter, -1)[:, :, -1]
+    prod, wt, g, ones = ws(p.ws_prod), ws(p.ws_wt), ws(p.ws_g), ws(p.ws_ones)
+    state_rows = state.reshape(prod.shape)
+    acc2, tmp2 = ws(p.ws_acc2), ws(p.ws_tmp2)
+    out2 = out.reshape(acc2.shape)
+    time_const, wrap1, wrap2, rq1, rq2 = p.time_const, p.wrap1, p.wrap2, p.rq1, p.rq2
+    end = len(raw) - item
+
+    def step() -> None:
+        raw[:end] = raw[item:]  # "left shift the activation state" by one element
+        xs_in[...] = x2
+        xs_one.fill(1)
+        np.dot(xs, wf, out=f)
+        acc1[...] = f
+        if wrap1:
+            wrap_int32_inplace(acc1)
+        requantize_inplace(acc1, rq1, newest, tmp1)
+        prod[...] = state_rows
+        np.multiply(prod, wt, out=prod)
+        np.dot(prod, ones, out=g)
+        np.add(g, time_const, out=g)
+        acc2[...] = g
+        if wrap2:
+            wrap_int32_inplace(acc2)
+        requantize_inplace(acc2, rq2, out2, tmp2)
+    return step
+
+
 def svdf_plan(ctx: PrepareContext, batch: int, n_in: int, n_filter: int, n_memory: int, rank: int,
               state_dtype: np.dtype, integer: bool, w_feature: np.ndarray | None,
               w_time: np.ndarray | None, bias: np.ndarray | None,
@@ -393,4 +435,5 @@ def _activation_float_inplace(x: np.ndarray, activation: str) -> None:
         x[...] = _activation_float(x, activation)
 
 
-__all__ = ["SvdfIntFast", "SvdfPlan", "SvdfQuant", "svdf_int_fast", "svdf_integer_fast", "svdf_float", "svdf_integer", "svdf_plan", "svdf_quant"]
+__all__ = ["SvdfIntFast", "SvdfPlan", "SvdfQuant", "bind_svdf_integer_fast", "svdf_float",
+           "svdf_int_fast", "svdf_integer", "svdf_integer_fast", "svdf_plan", "svdf_quant"]
