@@ -822,7 +822,8 @@ def _fc_small(ctx: Any, kind: str, batches: int, accum_depth: int, output_depth:
               bias_t: Tensor | None, bias: np.ndarray | None, acc_bias_const: bool
               ) -> tuple[int, int, int, np.ndarray | None]:
     """Which small-layer path applies, with the SMALL_FLOAT constants and workspaces:
-    (small, ws_wt, ws_prod, bias_f)."""
+    (small, ws_wt, ws_prod, bias_f). ``wmat``: the GEMM weights, or any stand-in for them
+    (only whether the layer has constant weights matters here)."""
     macs = batches * accum_depth * output_depth
     if kind == KIND_INT8 and wmat is not None and acc_bias_const \
             and macs <= GEMM_MACS_PER_CALL:
@@ -880,9 +881,10 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     if kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(
             np.asarray(filt, np.int64).reshape(-1, accum_depth)[:output_depth] + filter_offset):
         gemm_dtype = np.float32  # raw int8 inputs: the conv's bound holds
-    wmat = None if filt is None else _fc_wmat(filt, output_depth, accum_depth, filter_offset,
-                                              gemm_dtype)
-    ws_wmat = -1 if wmat is None else constant_workspace(ctx, wmat)
+    # The GEMM weights are made by the interpreter only (sizing skips the conversion).
+    ws_wmat = -1 if filt is None else lazy_constant_workspace(
+        ctx, (accum_depth, output_depth), gemm_dtype,
+        partial(_fc_wmat, filt, output_depth, accum_depth, filter_offset, gemm_dtype))
     bias_data = _const(bias_t)
     bias = None
     if bias_data is not None:
@@ -901,13 +903,16 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
         ws_tmp = scratch((batches, output_depth), np.int64)
     elif exact_float:
         ws_tmp = scratch((batches, output_depth), np.float32)
-    acc_bias_const = (wmat is not None or input_offset == 0) and \
+    acc_bias_const = (filt is not None or input_offset == 0) and \
         (bias_t is None or bias_data is not None)
     acc_bias = None
     if kind != KIND_FLOAT and acc_bias_const:
-        sums = np.zeros(output_depth) if wmat is None else wmat.sum(axis=0, dtype=np.float64)
+        # each output's sum of (w + filter offset): the GEMM weights' column sums, exactly
+        sums = np.zeros(output_depth, np.int64) if filt is None else \
+            np.asarray(filt).reshape(-1, accum_depth)[:output_depth].sum(
+                axis=1, dtype=np.int64) + accum_depth * filter_offset
         acc_bias = folded_bias(sums, input_offset, bias)
-    small = _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, wmat,
+    small = _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, filt,
                       bias_t, bias, acc_bias_const)
     return FullyConnectedData(kind, per_channel, batches, accum_depth, output_depth, fmin, fmax,
                               input_offset, filter_offset, rq, ws_wmat, bias, exact_float,
