@@ -298,8 +298,9 @@ def svdf_plan(ctx: PrepareContext, batch: int, n_in: int, n_filter: int, n_memor
               request((batch, n_unit), i64), request((batch, n_unit), i64))
         return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, True, wf, wt, b, ws)
     f32 = np.float32
-    ws_float = (shift, request((n_filter, n_in), f32), request((n_filter,), f32),
-                request((n_filter, n_memory), f32), request((n_unit, rank + 1), f32))
+    ws_float = (shift, request((batch, n_filter, n_in), f32), request((batch, n_filter), f32),
+                request((batch, n_filter, n_memory), f32),
+                request((batch, n_unit, rank + 1), f32))
     return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, False, None, None, None,
                     ws_float)
 
@@ -382,41 +383,37 @@ def svdf_float(x: np.ndarray, w_feature: np.ndarray, w_time: np.ndarray,
     """EvalFloatSvdfReference with float32 sequential accumulation; updates ``state``.
 
     Each C loop ``sum = 0; sum += a * b`` is a product array accumulated in order along its
-    row (np.add.accumulate is sequential) and then ``+ 0.0``: a sum starting from +0.0 equals
-    the accumulation of the products except that a -0.0 result becomes +0.0.
+    last axis (np.add.accumulate is sequential) and then ``+ 0.0``: a sum starting from +0.0
+    equals the accumulation of the products except that a -0.0 result becomes +0.0. Every
+    step is one call over all batches, filters and units (nothing here is recurrent within
+    an invoke).
     """
-    batch, n_filter, n_memory = plan.batch, plan.n_filter, plan.n_memory
+    n_memory, n_unit = plan.n_memory, plan.n_unit
     shift, prod, column, tprod, rows = (ws(h) for h in plan.workspaces)
+    batch, n_filter = column.shape
     _shift_state(state, shift)
     st = state.reshape(batch, n_filter, n_memory)
-    xb = x.reshape(batch, -1)
-    out_rows = out.reshape(batch, plan.n_unit)
     zero = F32(0)
-    for b in range(batch):
-        np.copyto(prod, xb[b])
-        np.multiply(prod, w_feature, out=prod)
-        np.add.accumulate(prod, axis=1, out=prod)
-        np.copyto(column, prod[:, -1])
-        column += zero
-        np.copyto(st[b, :, n_memory - 1], column)
-        np.multiply(w_time, st[b], out=tprod)
-        np.add.accumulate(tprod, axis=1, out=tprod)
-        # acc = 0 (+ bias), then + scratch over rank in order: one row per unit.
-        if bias is None:
-            rows[:, 0] = zero
-        else:
-            np.copyto(rows[:, 0], bias.reshape(-1))
-            np.copyto(column[:plan.n_unit], rows[:, 0])
-            column[:plan.n_unit] += zero
-            np.copyto(rows[:, 0], column[:plan.n_unit])
-        np.copyto(column, tprod[:, -1])
-        column += zero
-        np.copyto(rows[:, 1:], column.reshape(plan.n_unit, plan.rank))
-        np.add.accumulate(rows, axis=1, out=rows)
-        result = column[:plan.n_unit]
-        np.copyto(result, rows[:, -1])
-        _activation_float_inplace(result, activation)
-        np.copyto(out_rows[b], result)
+    # Feature matmul: per (batch, filter), x[b] . w_feature[f] in input order.
+    np.multiply(x.reshape(batch, 1, -1), w_feature, out=prod)
+    np.add.accumulate(prod, axis=2, out=prod)
+    np.add(prod[:, :, -1], zero, out=column)
+    np.copyto(st[:, :, n_memory - 1], column)
+    # Time: per (batch, filter), state . w_time over the memory in order.
+    np.multiply(st, w_time, out=tprod)
+    np.add.accumulate(tprod, axis=2, out=tprod)
+    # acc = 0 (+ bias), then + each of the unit's rank sums in order: one row per (b, unit).
+    if bias is None:
+        rows[:, :, 0] = zero
+    else:
+        np.add(bias.reshape(1, n_unit), zero, out=rows[:, :, 0])
+    np.add(tprod[:, :, -1], zero, out=column)
+    np.copyto(rows[:, :, 1:], column.reshape(batch, n_unit, plan.rank))
+    np.add.accumulate(rows, axis=2, out=rows)
+    result = column[:, :n_unit]
+    np.copyto(result, rows[:, :, -1])
+    _activation_float_inplace(result, activation)
+    np.copyto(out.reshape(batch, n_unit), result)
 
 
 def _activation_float_inplace(x: np.ndarray, activation: str) -> None:
