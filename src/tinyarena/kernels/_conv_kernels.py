@@ -687,12 +687,19 @@ def bind_conv2d(ctx: Any, op: Operator, data: ConvData) -> Callable[[], None] | 
     stage = ctx.workspace(data.ws_cols if data.ws_cols >= 0 else data.ws_padded)
     xs = stage.reshape(-1)[:row.shape[1]].reshape(1, -1)
     acc = ctx.workspace(data.ws_acc)[:1]
-    end = _chunk_end(data, wmat, None, ctx.workspace)
+    acci = ctx.workspace(data.ws_acci)[:1]
+    tmp = ctx.workspace(data.ws_tmp)[:1]
+    acc_bias, rq = data.acc_bias, data.rq
+    if rq is None:
+        return None
 
-    def step() -> None:
-        np.copyto(xs, row, casting="unsafe")
+    def step() -> None:  # _ConvChunkEnd's int8 steps, on views made once
+        xs[...] = row
         np.dot(xs, wmat, out=acc)
-        end(acc, out2)
+        acci[...] = acc
+        if acc_bias is not None:
+            np.add(acci, acc_bias, out=acci)
+        requantize_inplace(acci, rq, out2, tmp)
     return step
 
 
