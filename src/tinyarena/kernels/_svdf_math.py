@@ -384,9 +384,9 @@ def svdf_float(x: np.ndarray, w_feature: np.ndarray, w_time: np.ndarray,
 
     Each C loop ``sum = 0; sum += a * b`` is a product array accumulated in order along its
     last axis (np.add.accumulate is sequential) and then ``+ 0.0``: a sum starting from +0.0
-    equals the accumulation of the products except that a -0.0 result becomes +0.0. Every
-    step is one call over all batches, filters and units (nothing here is recurrent within
-    an invoke).
+    equals the accumulation of the products except that a -0.0 result becomes +0.0. The
+    sums, the bias and the activation are one call each over all batches, filters and units
+    (nothing here is recurrent within an invoke).
     """
     n_memory, n_unit = plan.n_memory, plan.n_unit
     shift, prod, column, tprod, rows = (ws(h) for h in plan.workspaces)
@@ -394,13 +394,18 @@ def svdf_float(x: np.ndarray, w_feature: np.ndarray, w_time: np.ndarray,
     _shift_state(state, shift)
     st = state.reshape(batch, n_filter, n_memory)
     zero = F32(0)
-    # Feature matmul: per (batch, filter), x[b] . w_feature[f] in input order.
-    np.multiply(x.reshape(batch, 1, -1), w_feature, out=prod)
+    # Feature matmul: per (batch, filter), x[b] . w_feature[f] in input order. The products
+    # are formed one batch at a time, in place over a copy of the inputs: a ufunc that
+    # broadcasts an operand buffers it (an allocation per invoke), a copy does not.
+    np.copyto(prod, x.reshape(batch, 1, -1))
+    for b in range(batch):
+        np.multiply(prod[b], w_feature, out=prod[b])
     np.add.accumulate(prod, axis=2, out=prod)
     np.add(prod[:, :, -1], zero, out=column)
     np.copyto(st[:, :, n_memory - 1], column)
     # Time: per (batch, filter), state . w_time over the memory in order.
-    np.multiply(st, w_time, out=tprod)
+    for b in range(batch):
+        np.multiply(w_time, st[b], out=tprod[b])
     np.add.accumulate(tprod, axis=2, out=tprod)
     # acc = 0 (+ bias), then + each of the unit's rank sums in order: one row per (b, unit).
     if bias is None:
