@@ -55,4 +55,32 @@ def dataclass(*, frozen: bool) -> Any:
     return wrap
 
 
-__all__ = ["dataclass"]
+def declared_fields(cls: type) -> list[tuple[str, Any]]:
+    """(name, default) of every field of ``cls`` in declaration order, without completing a
+    lazy dataclass when the class body says it all (own annotations, plain defaults or
+    ``field(default=...)``); any other class is completed and read with ``dataclasses.fields``.
+    """
+    if cls.__bases__ == (object,) and "__dataclass_fields__" not in cls.__dict__:
+        result: list[tuple[str, Any]] = []
+        for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+            if "ClassVar" in str(annotation):
+                break
+            value = cls.__dict__.get(name, dataclasses.MISSING)
+            if isinstance(value, dataclasses.Field):
+                value = value.default
+            if value is dataclasses.MISSING:
+                break
+            result.append((name, value))
+        else:
+            return result
+    return [(f.name, _default(f)) for f in dataclasses.fields(cls)]
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    factory: Any = f.default_factory
+    return dataclasses.MISSING if factory is dataclasses.MISSING else factory()
+
+
+__all__ = ["dataclass", "declared_fields"]

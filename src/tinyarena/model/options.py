@@ -34,6 +34,8 @@ from tinyarena.errors import ModelError
 from tinyarena.model._flatbuf import Table, scalar_type
 from tinyarena.model._schema import ENUMS, TABLES, UNIONS
 
+from tinyarena.model._lazy_dataclass import declared_fields
+
 if TYPE_CHECKING:
     from dataclasses import dataclass
 else:  # the same frozen dataclasses, their methods generated on first use (cold start)
@@ -1294,14 +1296,13 @@ def _build_specs() -> Mapping[str, OptionsSpec]:
             cls = globals()[table]
             by_name = {f.name: f for f in TABLES[table]}
             fields = []
-            # The declared fields, in order, and their defaults, read off the class body
-            # without completing the (lazy) dataclass: every field has a default.
-            for name in cls.__annotations__:
+            # read off the class body: does not complete the (lazy) dataclass
+            for name, default in declared_fields(cls):
                 definition = by_name[name]
                 scalar = "string" if definition.kind == "string" else scalar_type(definition)
                 enum_name = definition.type if definition.kind == "enum" else None
                 fields.append(OptionField(name, definition.slot, scalar,
-                                          definition.vector, getattr(cls, name), enum_name))
+                                          definition.vector, default, enum_name))
             specs[table] = OptionsSpec(table, union, position + 1, cls, tuple(fields))
     return MappingProxyType(specs)
 
