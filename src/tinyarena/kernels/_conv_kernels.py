@@ -40,6 +40,7 @@ from tinyarena.kernels._conv_common import (
 )
 from tinyarena.kernels._quant import (
     ChannelRequant,
+    bound_requantize,
     calculate_activation_range_float,
     calculate_activation_range_quantized,
     clip_inplace,
@@ -693,13 +694,15 @@ def bind_conv2d(ctx: Any, op: Operator, data: ConvData) -> Callable[[], None] | 
     if rq is None:
         return None
 
+    requantize = bound_requantize(acci, rq, out2, tmp)
+
     def step() -> None:  # _ConvChunkEnd's int8 steps, on views made once
         xs[...] = row
         np.dot(xs, wmat, out=acc)
         acci[...] = acc
         if acc_bias is not None:
             np.add(acci, acc_bias, out=acci)
-        requantize_inplace(acci, rq, out2, tmp)
+        requantize()
     return step
 
 
@@ -730,12 +733,15 @@ def bind_depthwise(ctx: Any, op: Operator, data: DepthwiseData) -> Callable[[], 
     if rq is None or acc.dtype != taps.dtype:
         return None
 
+    requantize = bound_requantize(acci, rq, flat_out, tmpi)
+
     def step() -> None:
         np.multiply(patch, taps, out=prod, casting="unsafe")
         np.add.reduce(prod, axis=0, out=acc)
         if acc_bias is not None:
             np.add(acc, acc_bias, out=acc)
-        requantize_inplace(acc, rq, flat_out, tmpi, work=acci)
+        acci[...] = acc  # requantize_inplace's ``work`` copy
+        requantize()
     return step
 
 
@@ -1057,13 +1063,15 @@ def bind_fully_connected(ctx: Any, op: Operator, data: FullyConnectedData
                 row[...] = table[index[0]]
             return table_step
 
+        requantize = bound_requantize(acci, rq, out2, tmp)
+
         def int_step() -> None:
             xs[...] = x2
             np.dot(xs, wmat, out=acc)
             acci[...] = acc
             if acc_bias is not None:
                 np.add(acci, acc_bias, out=acci)
-            requantize_inplace(acci, rq, out2, tmp)
+            requantize()
         return int_step
     if data.bias_f is None:
         return None

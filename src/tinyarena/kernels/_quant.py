@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Union
+from functools import partial
+from typing import Any, Callable, NamedTuple, Union
 
 import numpy as np
 
@@ -539,6 +540,36 @@ def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
     _clamp_into(acc, rq, out, small)
 
 
+def bound_requantize(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
+                     tmp: np.ndarray) -> Callable[[], None]:
+    """``requantize_inplace(acc, rq, out, tmp)`` as a step over these very arrays (int64
+    ``acc``), its branches and reshapes resolved once: what kernels' bound steps call."""
+    if acc.dtype != np.int64 or acc.size >= _SMALL_CLIP or _CLIP_UFUNC is None or \
+            not rq.fused or rq.fused_add is None or rq.fused_shift is None or rq.scalar:
+        return partial(requantize_inplace, acc, rq, out, tmp)
+    dst = out.reshape(acc.shape) if out.shape != acc.shape else out
+    if not np.shares_memory(dst, out):
+        return partial(requantize_inplace, acc, rq, out, tmp)
+    clip = _CLIP_UFUNC
+    mult, add, shift, lo, hi = rq.multiplier, rq.fused_add, rq.fused_shift, rq.k_min, rq.k_max
+    rounds = None if rq.fused_all_fix else rq.rounds
+    offset = None if rq.offset_in_fused_add else rq.k_offset
+
+    def step() -> None:  # requantize_inplace's fused per-channel branch
+        np.bitwise_and(acc, _SIGN_BIT, out=tmp)
+        if rounds is not None:
+            np.multiply(tmp, rounds, out=tmp)
+        np.multiply(acc, mult, out=acc)
+        np.add(acc, tmp, out=acc)
+        np.add(acc, add, out=acc)
+        np.right_shift(acc, shift, out=acc)
+        if offset is not None:
+            np.add(acc, offset, out=acc)
+        clip(acc, lo, hi, out=acc)
+        dst[...] = acc
+    return step
+
+
 def _clamp_into(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray, small: bool) -> None:
     """Clamp to the activation range and store into ``out`` (values fit: a plain cast)."""
     if small:
@@ -620,6 +651,7 @@ __all__ = [
     "requantize",
     "requantize_int64",
     "requantize_inplace",
+    "bound_requantize",
     "round_half_away",
     "requantize_int64_inplace",
     "rounding_divide_by_pot",
