@@ -14,15 +14,25 @@ time), so they check the classes as the frozen dataclasses they become.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any, TypeVar
 
 _T = TypeVar("_T", bound=type)
 
 
+# Completion happens once per class; the lock keeps two threads' first uses from completing
+# one class twice or seeing it half made (a synchronisation object, no data).
+_COMPLETING = threading.Lock()
+
+
 def _finish(cls: type) -> None:
     # ``cls.__dict__`` (not getattr): a subclass must not see its base's finished flag.
-    if "__dataclass_fields__" not in cls.__dict__:
-        dataclasses.dataclass(frozen=True)(cls)
+    if "__lazy_complete__" in cls.__dict__:
+        return
+    with _COMPLETING:
+        if "__lazy_complete__" not in cls.__dict__:
+            dataclasses.dataclass(frozen=True)(cls)
+            type.__setattr__(cls, "__lazy_complete__", True)  # set last: all methods exist
 
 
 class _LazyDataclassMeta(type):
@@ -30,7 +40,7 @@ class _LazyDataclassMeta(type):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         _finish(cls)
-        # The finished class gets the plain ``type.__call__`` from now on (no hook per call).
+        # then the ordinary construction (the check above is one dict lookup per instance)
         return type.__call__(cls, *args, **kwargs)
 
     def __getattr__(cls, name: str) -> Any:
