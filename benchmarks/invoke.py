@@ -1,12 +1,16 @@
 """Invoke time of tinyarena versus the tflite-micro wheel, same models, same inputs, one run.
 
     .venv/bin/python benchmarks/invoke.py [MODEL.tflite ...] [--repeat N] [--json]
+        [--no-streaming]
 
-Without arguments it runs every model in ../shared/models. For each model it feeds the same
-random input to both interpreters, checks that the outputs agree, and prints the median invoke
-time of each and their ratio (tinyarena / wheel; below 1 means tinyarena is faster). The
-smallest models show the fixed per-invoke overhead of each runtime. Times drift between runs on
-shared machines: compare ratios from the same run, never absolute times across runs.
+Without arguments it runs every model in ../shared/models plus two streaming models built in
+the run (``tinyarena.examples.streaming``: microWakeWord-shaped, ring buffers in resource
+variables, 59 and 24 ops per invoke). For each model it feeds the same random input to both
+interpreters, checks that the outputs agree, and prints the median invoke time of each and their
+ratio (tinyarena / wheel; below 1 means tinyarena is faster), and per operator: tinyarena's
+time beyond the wheel's, and the interpreter's own cost with no-op kernels. The smallest models
+show the fixed per-invoke overhead of each runtime. Times drift between runs on shared
+machines: compare ratios from the same run, never absolute times across runs.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 import tinyarena
+from tinyarena.examples.streaming import streaming_model
 from tinyarena.interpreter.inputs import random_inputs
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
@@ -79,19 +84,22 @@ def _overhead_seconds(model: bytes, repeat: int) -> float:
     default = tinyarena.OpResolver.default()
     resolver = tinyarena.OpResolver()
     for name in sorted(model_ops):
-        resolver.add(name, replace(default.resolve_name(name), eval=_noop_eval))
+        resolver.add(name, replace(default.resolve_name(name), eval=_noop_eval, bind=None))
     ip = tinyarena.Interpreter(model, resolver=resolver)
     ip.allocate_tensors()
     return _median_seconds(ip.invoke, max(repeat, 1000), 1.0)[0]
 
 
-def bench_model(path: Path, repeat: int, budget: float) -> dict[str, object]:
-    model = path.read_bytes()
+def _feed(ip: tinyarena.Interpreter, inputs: list[np.ndarray]) -> None:
+    for i, x in enumerate(inputs):
+        ip.input(i)[...] = x
+
+
+def bench_model(name: str, model: bytes, repeat: int, budget: float) -> dict[str, object]:
     ours = tinyarena.Interpreter(model)
     ours.allocate_tensors()
     inputs = random_inputs(ours.get_input_details(), seed=0)
-    for i, x in enumerate(inputs):
-        ours.set_input(x, i)
+    _feed(ours, inputs)
     wheel = _wheel(model, inputs)
     with _quiet_fd2():
         ours_s, n_ours = _median_seconds(ours.invoke, repeat, budget)
@@ -100,18 +108,34 @@ def bench_model(path: Path, repeat: int, budget: float) -> dict[str, object]:
         # other data after an invoke, so the inputs are set again first.
         ours.reset()
         wheel.reset()
+        _feed(ours, inputs)
         for i, x in enumerate(inputs):
-            ours.set_input(x, i)
             wheel.set_input(x, i)
         ours.invoke()
         wheel.invoke()
         wheel_out = [np.array(wheel.get_output(i)) for i in range(ours.outputs_size())]
     overhead_s = _overhead_seconds(model, repeat)
     diff = max((_difference(ours.get_output(i), w) for i, w in enumerate(wheel_out)), default=0)
-    return {"model": path.stem, "ops": sum(len(sg.operators) for sg in ours.model.subgraphs),
+    ops = len(ours.model.subgraphs[0].operators)  # run per invoke (CALL_ONCE's: once)
+    return {"model": name, "ops": ops,
             "tinyarena_ms": ours_s * 1e3, "wheel_ms": wheel_s * 1e3,
             "ratio": ours_s / wheel_s, "runs": [n_ours, n_wheel], "max_difference": diff,
-            "interpreter_overhead_us": overhead_s * 1e6}
+            "interpreter_overhead_us": overhead_s * 1e6,
+            "excess_us_per_op": (ours_s - wheel_s) * 1e6 / max(ops, 1),
+            "loop_us_per_op": overhead_s * 1e6 / max(ops, 1)}
+
+
+def _models(args: argparse.Namespace, parser: argparse.ArgumentParser
+            ) -> list[tuple[str, bytes]]:
+    paths = args.models or sorted(SHARED_MODELS.glob("*.tflite"))
+    models = [(p.stem, p.read_bytes()) for p in paths]
+    if not args.models and not args.no_streaming:
+        models.append(("streaming (built, 59 ops)", streaming_model()))
+        models.append(("streaming_small (built)", streaming_model(kernels=(3, 5, 7),
+                                                                  channels=16)))
+    if not models:
+        parser.error(f"no models given and none found in {SHARED_MODELS}")
+    return models
 
 
 def _difference(ours: np.ndarray, wheel: np.ndarray) -> int:
@@ -133,23 +157,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=5.0,
                         help="seconds per model and runtime after which timing stops (min 3 runs)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--no-streaming", action="store_true",
+                        help="leave out the streaming models built in the run")
     args = parser.parse_args(argv)
-    paths = args.models or sorted(SHARED_MODELS.glob("*.tflite"))
-    if not paths:
-        parser.error(f"no models given and none found in {SHARED_MODELS}")
-    rows = [bench_model(p, args.repeat, args.budget) for p in paths]
+    rows = [bench_model(name, model, args.repeat, args.budget)
+            for name, model in _models(args, parser)]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     print(f"{'model':36s} {'ops':>4s} {'tinyarena ms':>13s} {'wheel ms':>10s} {'ratio':>7s} "
-          f"{'loop us':>8s}  outputs")
+          f"{'excess us/op':>13s} {'loop us/op':>11s}  outputs")
     for r in rows:
         diff = r["max_difference"]
         same = "equal" if diff == 0 else f"differ by {diff}"
         print(f"{r['model']:36s} {r['ops']:4d} {r['tinyarena_ms']:13.3f} {r['wheel_ms']:10.3f} "
-              f"{r['ratio']:7.2f} {r['interpreter_overhead_us']:8.2f}  {same}")
+              f"{r['ratio']:7.2f} {r['excess_us_per_op']:13.2f} {r['loop_us_per_op']:11.3f}  "
+              f"{same}")
     print("ratio = tinyarena median / wheel median, measured in this run (lower is faster);")
-    print("loop us = tinyarena's per-invoke cost with no-op kernels (the interpreter itself);")
+    print("excess us/op = (tinyarena - wheel) per operator of subgraph 0;")
+    print("loop us/op = tinyarena's per-invoke cost with no-op kernels, per operator;")
     print("outputs: 'differ by N' is N ulp for float32 outputs, N quantization steps otherwise.")
     return 0
 

@@ -10,7 +10,6 @@ import json
 import math
 import statistics
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,8 @@ def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
     """The arrays as an .npz archive (what np.savez writes: one NAME.npy per entry in an
     uncompressed zip). Written here because np.savez(path, **arrays) takes an output named
     "file" or "allow_pickle" as its own keyword argument instead of an array."""
+    import zipfile  # here: `tinyarena size`, which builds this parser too, never needs it
+
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, value in arrays.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
@@ -88,6 +89,8 @@ def run_command(args: argparse.Namespace) -> int:
     out_details = ip.get_output_details()
     outputs = [ip.get_output(i) for i in range(len(out_details))]
     report = ip.allocation_report()
+    import statistics
+
     median_ms = statistics.median(times) * 1e3
     if args.output:
         # np.savez appends ".npz" to a name without it; name the file actually written.

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tinyarena.kernels import registration
-from tinyarena.kernels.base import check_workspace_initial
+from tinyarena.kernels.base import check_workspace_initial, initial_array
 from tinyarena.model import read_model
 from tinyarena.model.types import NUMPY_DTYPES, Model, Operator, Subgraph, Tensor, TensorType
 
@@ -69,7 +69,7 @@ class _Context:
                           persistent: bool = True, initial: Any = None) -> int:
         given = check_workspace_initial(shape, dtype, persistent, initial)
         if given is not None:
-            self.workspaces.append(given)
+            self.workspaces.append(initial_array(shape, dtype, given))
             return len(self.workspaces) - 1
         array = np.zeros(shape, dtype=dtype)
         if not persistent:  # scratch starts undefined: garbage catches a read before a write

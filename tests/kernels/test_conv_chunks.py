@@ -97,8 +97,10 @@ def test_weight_copies_are_workspaces(shared_model_name: str, shared_models: Pat
     for (sg, index), data in layout.op_data.items():
         if ip.model.subgraphs[sg].operators[index].name in CONV_FAMILY:
             assert all(a.ndim <= 1 for a in _arrays(data)), (sg, index)
-    given = [a for a in layout.workspace_initial if a is not None]
     alloc = ip._allocated()
+    # initial contents given as arrays, or as callables run when the workspaces were made
+    given = [alloc.workspaces[h] for h, a in enumerate(layout.workspace_initial)
+             if a is not None]
     for array in given:
         assert not array.flags.writeable
         assert any(m is array for m in alloc.workspace_memory)  # held once, and counted

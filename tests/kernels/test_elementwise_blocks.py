@@ -28,6 +28,7 @@ from tinyarena.kernels._quant import (
     saturating_rounding_doubling_high_mul,
     wrap_int32,
 )
+from tinyarena.kernels.base import initial_array
 from tinyarena.model.types import Tensor, TensorType
 
 
@@ -36,12 +37,19 @@ class _Ctx:
     workspaces: list[np.ndarray] = field(default_factory=list)
 
     def request_workspace(self, shape: tuple[int, ...], dtype: object, *,
-                          persistent: bool = True) -> int:
+                          persistent: bool = True, initial: object = None) -> int:
+        if initial is not None:  # constants such as the int8 tables, made now
+            self.workspaces.append(initial_array(shape, dtype, initial))
+            return len(self.workspaces) - 1
         array = np.zeros(shape, dtype=dtype)
         if not persistent:  # scratch starts undefined: garbage catches a read before a write
             array.reshape(-1).view(np.uint8)[...] = 0xA5
         self.workspaces.append(array)
         return len(self.workspaces) - 1
+
+
+def _table(ctx: _Ctx, run: ew.BinaryRun) -> np.ndarray | None:
+    return ctx.workspaces[run.table_workspace] if run.table_workspace >= 0 else None
 
 
 def _tensor(shape: tuple[int, ...]) -> Tensor:
@@ -56,7 +64,7 @@ def _run(ufunc: np.ufunc, x1: np.ndarray, x2: np.ndarray, dtype: str, chunk: int
                          chunk=chunk, **kw)
     out = np.full(np.broadcast_shapes(x1.shape, x2.shape), 99, dtype=dtype)
     ws = ctx.workspaces[run.workspace] if run.workspace >= 0 else None
-    ew.run_binary(run, x1, x2, out, ws)
+    ew.run_binary(run, x1, x2, out, ws, _table(ctx, run))
     return out
 
 
@@ -170,12 +178,13 @@ def test_invoke_path_allocation_is_bounded(dtype: str) -> None:
     run = ew.plan_binary(ctx, "ADD", np.add, _tensor(s1), _tensor(s2), np.dtype(dtype), **kw)
     out = np.zeros(s1, dtype=dtype)
     ws = ctx.workspaces[run.workspace] if run.workspace >= 0 else None
-    ew.run_binary(run, x1, x2, out, ws)
+    table = _table(ctx, run)
+    ew.run_binary(run, x1, x2, out, ws, table)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
-        ew.run_binary(run, x1, x2, out, ws)
+        ew.run_binary(run, x1, x2, out, ws, table)
         peak = tracemalloc.get_traced_memory()[1] - before
     finally:
         tracemalloc.stop()

@@ -32,19 +32,20 @@ def _interpreter(model: Any) -> tinyarena.Interpreter:
 
 
 def _poison_pool_before_every_op(ip: tinyarena.Interpreter, byte: int) -> None:
-    """Wrap every kernel's eval so the shared scratch pool is garbage when it starts."""
+    """Wrap every operator's step (its bound step or its eval) so the shared scratch pool is
+    garbage when it starts."""
     alloc = ip._allocated()
     pool = alloc.scratch_pool
     graph = alloc.graph
 
-    def wrap(fn: Callable[..., None]) -> Callable[..., None]:
-        def run(ctx: Any, op: Any, data: Any) -> None:
+    def wrap(step: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
             pool.fill(byte)
-            fn(ctx, op, data)
+            step()
         return run
 
-    graph._steps = tuple(tuple((wrap(fn), op, data) for fn, op, data in steps)
-                         for steps in graph._steps)
+    for plan in graph._plans:
+        plan.steps = tuple(wrap(step) for step in plan.steps)
 
 
 def _run(ip: tinyarena.Interpreter, inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import tinyarena
+from tinyarena.examples.streaming import streaming_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "interpreter"))
 from interp_models import float_chain, int8_add_with_variable  # noqa: E402
@@ -111,8 +112,9 @@ def test_invoke_allocates_under_a_fixed_bound(name: str, shared_models: Path) ->
     assert peak < BOUND, f"{name}: one invoke allocated {peak} bytes (arena {ip.arena.nbytes})"
 
 
-@pytest.mark.parametrize("model", [int8_add_with_variable(), float_chain(3, 32)],
-                         ids=["int8_add_variable", "float_chain_small"])
+@pytest.mark.parametrize("model", [int8_add_with_variable(), float_chain(3, 32),
+                                   streaming_model(kernels=(3, 5), channels=8)],
+                         ids=["int8_add_variable", "float_chain_small", "streaming_bound_steps"])
 def test_small_built_models(model: bytes) -> None:
     ip = _ready(model)
     _tensors_in_arena(ip)

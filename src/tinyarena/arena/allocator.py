@@ -19,8 +19,9 @@ runs them through an emulating context.
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import operator
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol
@@ -126,7 +127,9 @@ def allocate_model(
     # that cannot overlap.
     min_arena = max(checked, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
     if arena_size is None:
-        final = _run(model, profile, path, planner, res, min_arena, preallocated=pre)
+        final = _relocated(big, min_arena)
+    elif arena_size >= min_arena and arena_size % ARENA_ALIGNMENT == 0:
+        final = _relocated(big, arena_size)  # same end remainder: it fits, same paddings
     else:
         if arena_size < 0:
             raise ArenaTooSmallError(f"arena size {arena_size} is negative", arena_size=arena_size,
@@ -157,6 +160,29 @@ def _min_arena_note(min_arena: int, checked: int, big: _Run) -> str:
             f"bytes, but below {min_arena:,} {big.overlap_driver} overwrites temp tensors it "
             f"still uses (TFLM does not check this), so the model then works or crashes "
             f"depending on the bytes overwritten")
+
+
+def _relocated(run: _Run, arena_size: int) -> _Run:
+    """The run as it would have gone on an arena of ``arena_size`` bytes, without running it.
+
+    Valid when both sizes are multiples of 16 and ``arena_size`` is at least the run's required
+    end: then every check passes on both, the head is identical, and every tail allocation sits
+    at the same distance from the end (its padding depends only on the end mod 16, facts 1.2),
+    so tail addresses just move by the difference. This replaces the second emulation that
+    ``allocate_model`` used to run at ``min_arena``. Every tail address ``_Run`` keeps must be
+    moved here.
+    """
+    delta = run.alloc.arena_size - arena_size
+    assert delta % ARENA_ALIGNMENT == 0 and arena_size >= run.alloc.required_end
+    run.alloc.arena_size = arena_size
+    run.alloc.tail -= delta
+    run.tail_log = [dataclasses.replace(t, address=t.address - delta) for t in run.tail_log]
+    address_maps: tuple[dict[Any, int], ...] = (
+        run.resource_buffers, run.init_buffers, run.bound_tensor_offsets, run.variable_offsets)
+    for addresses in address_maps:
+        for key in addresses:
+            addresses[key] -= delta
+    return run
 
 
 def _needed_with_end(model: Model, profile: TargetProfile, path: str, planner: str,

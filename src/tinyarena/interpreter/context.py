@@ -87,3 +87,7 @@ class ArenaEvalContext:
         """The tail buffer of resource variable ``resource_id`` (MicroResourceVariables)."""
         return self._graph.resource_buffer(resource_id)
 
+    def resource_buffers(self) -> tuple[np.ndarray, ...]:
+        """Every resource variable's tail buffer, by resource id (for kernels' bind)."""
+        return self._graph.resource_buffers()
+

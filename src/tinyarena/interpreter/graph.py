@@ -1,8 +1,8 @@
 """Running subgraphs: TFLM's MicroInterpreterGraph::InvokeSubgraph over prebuilt steps.
 
 Everything an invoke needs is computed when the tensors are allocated: per subgraph one context
-(views into the arena) and a tuple of (eval, operator, op data) steps. Invoking a subgraph is
-then a plain loop of kernel calls; IF, WHILE and CALL_ONCE re-enter it through
+(views into the arena) and an ``invoke_plan.InvokePlan`` (one bound callable per operator).
+Invoking a subgraph is then a plain loop of calls; IF, WHILE and CALL_ONCE re-enter it through
 ``ctx.invoke_subgraph``.
 """
 
@@ -13,9 +13,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tinyarena.errors import KernelError, TinyArenaError
+from tinyarena.errors import KernelError
 from tinyarena.interpreter.context import ArenaEvalContext
-from tinyarena.kernels.base import EvalFn, ResetFn
+from tinyarena.interpreter.invoke_plan import InvokePlan, compile_plan
+from tinyarena.kernels.base import BindFn, EvalFn, ResetFn
 from tinyarena.model.types import Model, Operator
 
 
@@ -34,7 +35,8 @@ class Graph:
                  evals: Sequence[Sequence[EvalFn]], op_data: Sequence[Sequence[Any]],
                  views: Sequence[SubgraphViews], scratch: Sequence[np.ndarray],
                  workspaces: Sequence[np.ndarray], resources: Sequence[np.ndarray],
-                 resets: Sequence[Sequence[ResetFn | None]] = ()) -> None:
+                 resets: Sequence[Sequence[ResetFn | None]] = (),
+                 binds: Sequence[Sequence[BindFn | None]] = ()) -> None:
         self.subgraph_count = len(model.subgraphs)
         self._resets = tuple(tuple(r) for r in resets)
         self._resources = tuple(resources)
@@ -46,34 +48,31 @@ class Graph:
                 target=target, subgraph_index=sg.index, tensors=sg.tensors,
                 arrays=sg_views.arrays, byte_views=sg_views.byte_views, scratch=scratch,
                 workspaces=workspaces, graph=self))
-            steps.append(tuple(zip(sg_evals, sg.operators, sg_data)))
+            steps.append((sg_evals, sg_data))
             io.append((tuple(_require(sg_views.byte_views, i, sg.index) for i in sg.inputs),
                        tuple(_require(sg_views.byte_views, i, sg.index) for i in sg.outputs)))
         self._contexts: tuple[ArenaEvalContext, ...] = tuple(contexts)
-        self._steps: tuple[tuple[tuple[EvalFn, Operator, Any], ...], ...] = tuple(steps)
+        self._nodes: tuple[tuple[tuple[Operator, Any], ...], ...] = tuple(
+            tuple(zip(sg.operators, sg_data)) for sg, (_, sg_data) in zip(model.subgraphs, steps))
         self._io = tuple(io)
+        # Bound last: a kernel's bind may ask the context for anything built above.
+        self._plans: tuple[InvokePlan, ...] = tuple(
+            compile_plan(ctx, sg.operators, sg_evals, binds[sg.index] if sg.index < len(binds)
+                         else (), sg_data, sg.index)
+            for ctx, sg, (sg_evals, sg_data) in zip(contexts, model.subgraphs, steps))
+        self.invoke_main = self._plans[0].run if self._plans else _nothing
 
     def invoke_subgraph(self, index: int) -> None:
         """Run every operator of subgraph ``index`` in order (MicroInterpreterGraph)."""
         if not 0 <= index < self.subgraph_count:
             raise KernelError(
                 f"subgraph {index} invoked, but the model has {self.subgraph_count} subgraphs")
-        ctx = self._contexts[index]
-        op: Operator | None = None
-        try:
-            for fn, op, data in self._steps[index]:
-                fn(ctx, op, data)
-        except TinyArenaError:
-            raise
-        except Exception as exc:  # a foreign error inside a kernel: name the op
-            where = "" if op is None else f"{op.name} (operator {op.index} of subgraph {index})"
-            raise KernelError(f"{where} failed during invoke: {type(exc).__name__}: {exc}") \
-                from exc
+        self._plans[index].run()
 
     def reset_kernels(self) -> None:
         """MicroInterpreterGraph::ResetSubgraphs: every kernel's reset, subgraph and op order."""
-        for ctx, steps, resets in zip(self._contexts, self._steps, self._resets):
-            for (_, op, data), reset in zip(steps, resets):
+        for ctx, nodes, resets in zip(self._contexts, self._nodes, self._resets):
+            for (op, data), reset in zip(nodes, resets):
                 if reset is not None:
                     reset(ctx, op, data)
 
@@ -81,12 +80,19 @@ class Graph:
         """(inputs, outputs) of subgraph ``index`` as flat uint8 views."""
         return self._io[index]
 
+    def resource_buffers(self) -> tuple[np.ndarray, ...]:
+        return self._resources
+
     def resource_buffer(self, resource_id: int) -> np.ndarray:
         if not 0 <= resource_id < len(self._resources):
             raise KernelError(
                 f"resource variable {resource_id} does not exist (the model has "
                 f"{len(self._resources)}); was it assigned before being read?")
         return self._resources[resource_id]
+
+
+def _nothing() -> None:
+    return None
 
 
 def _require(byte_views: Sequence[np.ndarray | None], index: int, subgraph: int) -> np.ndarray:

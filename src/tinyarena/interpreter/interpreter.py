@@ -43,7 +43,7 @@ from tinyarena.interpreter.placement import (
     write_stamp,
 )
 from tinyarena.interpreter.resolver import OpResolver
-from tinyarena.kernels.base import EvalFn, Registration
+from tinyarena.kernels.base import EvalFn, Registration, initial_array
 from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
 
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
@@ -446,7 +446,8 @@ class Interpreter:
         graph = Graph(model=self._model, target=self._target,
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
                       workspaces=workspaces, resources=tuple(r for r, _ in resources),
-                      resets=tuple(tuple(reg.reset for reg in regs) for regs in registrations))
+                      resets=tuple(tuple(reg.reset for reg in regs) for regs in registrations),
+                      binds=tuple(tuple(reg.bind for reg in regs) for regs in registrations))
         variables = tuple(
             (view, _reset_value(t))
             for sg in self._model.subgraphs for t in sg.tensors
@@ -473,11 +474,11 @@ class Interpreter:
 
     # -- running -------------------------------------------------------------------------------
     def invoke(self) -> None:
-        """Run subgraph 0 once (MicroInterpreter::Invoke)."""
-        alloc = self._allocated()
+        """Run subgraph 0 once (MicroInterpreter::Invoke): its precompiled invoke plan."""
+        alloc = self._allocated()  # also checks that no other allocation took this memory
         if self._memory is not None and self._memory[0] == "shared":
             self._memory[1].take_turn(id(self), "invoke", bool(self._model.subgraphs[0].inputs))
-        alloc.graph.invoke_subgraph(0)
+        alloc.graph.invoke_main()
 
     def reset(self) -> None:
         """MicroInterpreter::Reset: variable tensors and resource variables back to their
@@ -831,7 +832,8 @@ def _make_workspaces(layout: ArenaLayout) -> tuple[tuple[np.ndarray, ...],
             views.append(pool[start:start + size].view(dtype).reshape(shape))
         else:
             given = initial[handle] if handle < len(initial) else None
-            array = np.zeros(shape, dtype=dtype) if given is None else given
+            array = np.zeros(shape, dtype=dtype) if given is None else \
+                initial_array(shape, dtype, given)
             views.append(array)
             kept.append(array)
     return tuple(views), (*kept, pool), pool

@@ -11,11 +11,12 @@ Prepare functions share, that referenced subgraphs exist, is here too.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._bound import byte_copy
 
 
 def check_subgraph_indices(ctx: Any, op_name: str, indices: Sequence[int]) -> None:
@@ -115,5 +116,73 @@ def eval_read_variable(ctx: Any, op: Any, data: Any) -> None:
     _copy([ctx.tensor_bytes(op.outputs[0])], [ctx.resource_buffer(rid)], "READ_VARIABLE")
 
 
-__all__ = ["eval_assign_variable", "eval_call_once", "eval_if", "eval_read_variable",
+# -- bound steps (kernels.base: bind) ------------------------------------------------------------
+#
+# The resource id a READ/ASSIGN_VARIABLE sees is data (VAR_HANDLE writes it at every invoke), so
+# it is still read per invoke, but as one scalar; the buffers and their byte views are looked
+# up once. A copy whose sizes do not match, or an unknown id, falls back to eval, which raises
+# the error eval always raised.
+
+
+def bind_var_handle(ctx: Any, op: Any, data: Any) -> Callable[[], None]:
+    flat = ctx.tensor_data(op.outputs[0]).reshape(-1)
+    rid = _resource_id(data)
+
+    def step() -> None:
+        flat[0] = rid
+    return step
+
+
+def _resource_copies(ctx: Any, tensor: np.ndarray, to_resource: bool) -> tuple[Any, ...]:
+    """Per resource id: a step copying between it and ``tensor``, or None (eval's error)."""
+    steps: list[Any] = []
+    for buffer in ctx.resource_buffers():
+        if buffer.nbytes != tensor.nbytes:
+            steps.append(None)
+        else:
+            steps.append(byte_copy(buffer, tensor) if to_resource else byte_copy(tensor, buffer))
+    return tuple(steps)
+
+
+def bind_read_variable(ctx: Any, op: Any, data: Any) -> Callable[[], None]:
+    return _bind_variable_copy(ctx, op, data, ctx.tensor_bytes(op.outputs[0]), False,
+                               eval_read_variable)
+
+
+def bind_assign_variable(ctx: Any, op: Any, data: Any) -> Callable[[], None]:
+    return _bind_variable_copy(ctx, op, data, ctx.tensor_bytes(op.inputs[1]), True,
+                               eval_assign_variable)
+
+
+def _bind_variable_copy(ctx: Any, op: Any, data: Any, tensor: np.ndarray, to_resource: bool,
+                        fallback: Callable[[Any, Any, Any], None]) -> Callable[[], None]:
+    handle = ctx.tensor_data(op.inputs[0]).reshape(-1)
+    copies = _resource_copies(ctx, tensor, to_resource)
+    count = len(copies)
+
+    def step() -> None:
+        rid = int(handle[0])
+        copy = copies[rid] if 0 <= rid < count else None
+        if copy is None:
+            fallback(ctx, op, data)
+        else:
+            copy()
+    return step
+
+
+def bind_call_once(ctx: Any, op: Any, data: Any) -> Callable[[], None]:
+    has_run = ctx.workspace(_workspace_handle(data))
+    init = op.options.init_subgraph_index
+    invoke = ctx.invoke_subgraph
+
+    def step() -> None:
+        if has_run[0]:
+            return
+        invoke(init)
+        has_run[0] = True
+    return step
+
+
+__all__ = ["bind_assign_variable", "bind_call_once", "bind_read_variable", "bind_var_handle",
+           "eval_assign_variable", "eval_call_once", "eval_if", "eval_read_variable",
            "eval_var_handle", "eval_while"]

@@ -15,7 +15,8 @@ rounded once to float32 (then within a few float32 ulps of TFLM's sequential flo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from tinyarena.kernels._conv_common import (
 from tinyarena.kernels._fma import fma32, fused_dot_accumulate
 from tinyarena.kernels._quant import (
     ChannelRequant,
+    bound_requantize,
     calculate_activation_range_float,
     calculate_activation_range_quantized,
     clip_inplace,
@@ -226,6 +228,14 @@ def constant_workspace(ctx: Any, array: np.ndarray) -> int:
     return int(ctx.request_workspace(array.shape, array.dtype, initial=array))
 
 
+def lazy_constant_workspace(ctx: Any, shape: tuple[int, ...], dtype: Any,
+                            make: Callable[[], np.ndarray]) -> int:
+    """``constant_workspace`` for an array whose shape and dtype are known without making it:
+    ``make`` runs only when the interpreter builds its workspaces, so sizing skips the
+    conversion."""
+    return int(ctx.request_workspace(shape, dtype, initial=make))
+
+
 def chunk_pixels(channels: int) -> int:
     """Pixels per chunk so that an int64 (pixels, channels) buffer stays within CHUNK_BYTES."""
     return max(1, CHUNK_BYTES // (8 * max(1, channels)))
@@ -282,8 +292,9 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
     if (kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(filt)) or exact_float:
         gemm_dtype = np.float32
     # the exact float path reads the float32 filter itself: no copy
-    ws_wmat = -1 if filt is None or exact_float else \
-        constant_workspace(ctx, _conv_wmat(filt, groups, gemm_dtype))
+    ws_wmat = -1 if filt is None or exact_float else lazy_constant_workspace(
+        ctx, (groups, k, out_c // groups), gemm_dtype,
+        partial(_conv_wmat, filt, groups, gemm_dtype))
     bias_data = _const(bias_t)
     bias = None
     acc_bias = None
@@ -648,6 +659,108 @@ def depthwise_eval(ctx: Any, op: Operator, data: DepthwiseData) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
+# Bound steps (kernels.base: bind) for convolutions that produce one output pixel
+# ----------------------------------------------------------------------------------------------
+#
+# Streaming models (a ring buffer window in, one new frame out) run many small convolutions
+# whose output is a single pixel read from an unpadded window of the input. Their patch is a
+# fixed view of the arena, so at bind time the conv becomes one product of that view with the
+# weights, then eval's own bias + requantisation. Anything else keeps the general eval.
+
+BIND_MAX_WEIGHT_BYTES = 1 << 16
+
+
+def _single_pixel_patch(geom: ConvGeometry, x: np.ndarray, channels: int) -> np.ndarray | None:
+    """(taps, channels) view of the input window of output pixel (0, 0), or None."""
+    if (geom.batches, geom.out_h, geom.out_w) != (1, 1, 1) or geom.needs_border \
+            or x.shape[3] != channels:
+        return None
+    window = x[0, 0:(geom.filter_h - 1) * geom.dilation_h + 1:geom.dilation_h,
+               0:(geom.filter_w - 1) * geom.dilation_w + 1:geom.dilation_w, :]
+    flat = window.reshape(-1, channels)
+    return flat if np.shares_memory(flat, x) else None  # a copy would go stale
+
+
+def bind_conv2d(ctx: Any, op: Operator, data: ConvData) -> Callable[[], None] | None:
+    """CONV_2D, int8, one output pixel: the patch view times the GEMM weights, then the same
+    chunk end (bias, requantisation) as :func:`conv2d_eval_arrays`."""
+    geom = data.geom
+    if data.kind != KIND_INT8 or data.exact_float or data.groups != 1 or data.ws_wmat < 0 \
+            or not data.acc_bias_const:
+        return None
+    x = ctx.tensor_data(op.inputs[0])
+    patch = _single_pixel_patch(geom, x, geom.in_c)
+    if patch is None:
+        return None
+    row = patch.reshape(1, -1)
+    if not np.shares_memory(row, x):
+        return None
+    wmat = ctx.workspace(data.ws_wmat)[0]
+    if wmat.shape[0] != row.shape[1]:
+        return None
+    out = ctx.tensor_data(op.outputs[0])
+    out2 = out.reshape(1, -1)
+    stage = ctx.workspace(data.ws_cols if data.ws_cols >= 0 else data.ws_padded)
+    xs = stage.reshape(-1)[:row.shape[1]].reshape(1, -1)
+    acc = ctx.workspace(data.ws_acc)[:1]
+    acci = ctx.workspace(data.ws_acci)[:1]
+    tmp = ctx.workspace(data.ws_tmp)[:1]
+    acc_bias, rq = data.acc_bias, data.rq
+    if rq is None:
+        return None
+
+    requantize = bound_requantize(acci, rq, out2, tmp)
+
+    def step() -> None:  # _ConvChunkEnd's int8 steps, on views made once
+        xs[...] = row
+        np.dot(xs, wmat, out=acc)
+        acci[...] = acc
+        if acc_bias is not None:
+            np.add(acci, acc_bias, out=acci)
+        requantize()
+    return step
+
+
+def bind_depthwise(ctx: Any, op: Operator, data: DepthwiseData) -> Callable[[], None] | None:
+    """DEPTHWISE_CONV_2D, int8, multiplier 1, one output pixel: the products of the patch view
+    with the taps summed over the taps in eval's int32 accumulator (wrapping as C), then the
+    same bias and requantisation as :func:`depthwise_eval_arrays`."""
+    geom = data.geom
+    if data.kind != KIND_INT8 or data.depth_multiplier != 1 or not data.acc_bias_const:
+        return None
+    x = ctx.tensor_data(op.inputs[0])
+    out = ctx.tensor_data(op.outputs[0])
+    channels = out.shape[3]
+    patch = _single_pixel_patch(geom, x, channels)
+    filt = ctx.tensor_data(op.inputs[1])
+    if patch is None or filt.shape[1] * filt.shape[2] != patch.shape[0]:
+        return None
+    taps = np.ascontiguousarray(np.asarray(filt[0], data.acc_dtype).reshape(-1, channels))
+    if 2 * taps.nbytes > BIND_MAX_WEIGHT_BYTES:
+        return None
+    prod = np.empty_like(taps)  # made once here, rewritten by every step
+    acc = ctx.workspace(data.ws_acc).reshape(-1)[:channels]
+    acci = ctx.workspace(data.ws_acci).reshape(-1)[:channels]
+    tmpi = ctx.workspace(data.ws_tmpi).reshape(-1)[:channels]
+    flat_out = out.reshape(-1)
+    acc_bias = data.acc_bias
+    rq = data.rq
+    if rq is None or acc.dtype != taps.dtype:
+        return None
+
+    requantize = bound_requantize(acci, rq, flat_out, tmpi)
+
+    def step() -> None:
+        np.multiply(patch, taps, out=prod, casting="unsafe")
+        np.add.reduce(prod, axis=0, out=acc)
+        if acc_bias is not None:
+            np.add(acc, acc_bias, out=acc)
+        acci[...] = acc  # requantize_inplace's ``work`` copy
+        requantize()
+    return step
+
+
+# ----------------------------------------------------------------------------------------------
 # FULLY_CONNECTED
 # ----------------------------------------------------------------------------------------------
 
@@ -740,7 +853,8 @@ def _fc_small(ctx: Any, kind: str, batches: int, accum_depth: int, output_depth:
               bias_t: Tensor | None, bias: np.ndarray | None, acc_bias_const: bool
               ) -> tuple[int, int, int, np.ndarray | None]:
     """Which small-layer path applies, with the SMALL_FLOAT constants and workspaces:
-    (small, ws_wt, ws_prod, bias_f)."""
+    (small, ws_wt, ws_prod, bias_f). ``wmat``: the GEMM weights, or any stand-in for them
+    (only whether the layer has constant weights matters here)."""
     macs = batches * accum_depth * output_depth
     if kind == KIND_INT8 and wmat is not None and acc_bias_const \
             and macs <= GEMM_MACS_PER_CALL:
@@ -802,9 +916,10 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     if kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(
             np.asarray(filt, np.int64).reshape(-1, accum_depth)[:output_depth] + filter_offset):
         gemm_dtype = np.float32  # raw int8 inputs: the conv's bound holds
-    wmat = None if filt is None else _fc_wmat(filt, output_depth, accum_depth, filter_offset,
-                                              gemm_dtype)
-    ws_wmat = -1 if wmat is None else constant_workspace(ctx, wmat)
+    # The GEMM weights are made by the interpreter only (sizing skips the conversion).
+    ws_wmat = -1 if filt is None else lazy_constant_workspace(
+        ctx, (accum_depth, output_depth), gemm_dtype,
+        partial(_fc_wmat, filt, output_depth, accum_depth, filter_offset, gemm_dtype))
     bias_data = _const(bias_t)
     bias = None
     if bias_data is not None:
@@ -823,14 +938,18 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
         ws_tmp = scratch((batches, output_depth), np.int64)
     elif exact_float:
         ws_tmp = scratch((batches, output_depth), np.float32)
-    acc_bias_const = (wmat is not None or input_offset == 0) and \
+    acc_bias_const = (filt is not None or input_offset == 0) and \
         (bias_t is None or bias_data is not None)
     acc_bias = None
     if kind != KIND_FLOAT and acc_bias_const:
-        sums = np.zeros(output_depth) if wmat is None else wmat.sum(axis=0, dtype=np.float64)
+        # each output's sum of (w + filter offset): the GEMM weights' column sums, exactly
+        sums = np.zeros(output_depth, np.int64) if filt is None else \
+            np.asarray(filt).reshape(-1, accum_depth)[:output_depth].sum(
+                axis=1, dtype=np.int64) + accum_depth * filter_offset
         acc_bias = folded_bias(sums, input_offset, bias)
+    # A fused build takes the general path (its fused_dot_accumulate), never the small one.
     small = (SMALL_NONE, -1, -1, None) if fused else \
-        _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, wmat,
+        _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, filt,
                   bias_t, bias, acc_bias_const)
     return FullyConnectedData(kind, per_channel, batches, accum_depth, output_depth, fmin, fmax,
                               input_offset, filter_offset, rq, ws_wmat, bias, exact_float,
@@ -932,6 +1051,74 @@ def fully_connected_small(data: FullyConnectedData, x: np.ndarray, out: np.ndarr
     np.add(prod[:, :, -1], data.bias_f, out=out2)
     np.maximum(out2, np.float32(data.float_min), out=out2)
     np.minimum(out2, np.float32(data.float_max), out=out2)
+
+
+def bind_fully_connected(ctx: Any, op: Operator, data: FullyConnectedData
+                         ) -> Callable[[], None] | None:
+    """:func:`fully_connected_small`'s steps over views and constants fixed at bind time (the
+    small layers of tiny models, where each numpy call costs more than its arithmetic)."""
+    if not data.small:
+        return None
+    x = ctx.tensor_data(op.inputs[0])
+    out = ctx.tensor_data(op.outputs[0])
+    if not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    x2 = x.reshape(-1)[:data.batches * data.accum_depth].reshape(data.batches,
+                                                                 data.accum_depth)
+    out2 = out.reshape(data.batches, data.output_depth)
+    if data.small == SMALL_INT:
+        xs, acc = ctx.workspace(data.ws_x), ctx.workspace(data.ws_acc)
+        wmat, acci, tmp = ctx.workspace(data.ws_wmat), ctx.workspace(data.ws_acci), \
+            ctx.workspace(data.ws_tmp)
+        acc_bias, rq = data.acc_bias, data.rq
+        if rq is None:
+            return None
+        if data.batches * data.accum_depth == 1 and x.dtype == np.int8:
+            # The output depends on one int8 value: these very steps, run once at bind on
+            # all 256 of them, give every output the op can produce; a step is a row copy.
+            probe = np.arange(256, dtype=np.uint8).view(np.int8).reshape(256, 1)
+            acc_all = np.dot(probe.astype(xs.dtype), wmat)
+            acci_all = acc_all.astype(np.int64)
+            if acc_bias is not None:
+                acci_all += acc_bias
+            table = np.empty((256, data.output_depth), out.dtype)
+            requantize_inplace(acci_all, rq, table, np.empty_like(acci_all))
+            index = x.reshape(-1).view(np.uint8)
+            row = out2.reshape(-1)
+
+            def table_step() -> None:
+                row[...] = table[index[0]]
+            return table_step
+
+        requantize = bound_requantize(acci, rq, out2, tmp)
+
+        def int_step() -> None:
+            xs[...] = x2
+            np.dot(xs, wmat, out=acc)
+            acci[...] = acc
+            if acc_bias is not None:
+                np.add(acci, acc_bias, out=acci)
+            requantize()
+        return int_step
+    if data.bias_f is None:
+        return None
+    prod, wt, bias_f = ctx.workspace(data.ws_prod), ctx.workspace(data.ws_wt), data.bias_f
+    x3 = x2[:, None, :]
+    last = prod[:, :, -1]
+    lo = np.array(data.float_min, np.float32)
+    hi = np.array(data.float_max, np.float32)
+    # max(x, -inf) and min(x, +inf) change nothing (NaN stays NaN): skip them.
+    use_lo, use_hi = bool(np.isfinite(lo)), bool(np.isfinite(hi))
+
+    def float_step() -> None:
+        np.multiply(wt, x3, out=prod)
+        np.add.accumulate(prod, axis=2, out=prod)
+        np.add(last, bias_f, out=out2)
+        if use_lo:
+            np.maximum(out2, lo, out=out2)
+        if use_hi:
+            np.minimum(out2, hi, out=out2)
+    return float_step
 
 
 def fully_connected_eval(ctx: Any, op: Operator, data: FullyConnectedData) -> None:

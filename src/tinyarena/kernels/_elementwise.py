@@ -18,6 +18,7 @@ pairing. What needs care is the arithmetic per element:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -329,6 +330,9 @@ class BinaryRun:
     params: AddSubParams | MulParams | None = None
     wrap: bool = False
     workspace: int = -1
+    # int8: the table as a workspace made by the interpreter (sizing never builds it); eval
+    # passes it to run_binary, which then ignores ``table``
+    table_workspace: int = -1
 
 
 def _value_bounds(dtype: np.dtype, offset: int) -> tuple[int, int]:
@@ -360,15 +364,18 @@ def plan_binary(ctx: PrepareContext, op_name: str, ufunc: np.ufunc, in1: Tensor,
                          (lo32, hi32) != (INT32_MIN, INT32_MAX), workspace=ws)
     subtract = ufunc is np.subtract
     if dtype == np.int8:
+        make: Callable[[], np.ndarray]
         if isinstance(params, MulParams):
-            table = mul_table(params)
+            make = partial(mul_table, params)
         elif isinstance(params, AddSubParams):
-            table = add_sub_table(params, subtract=subtract)
+            make = partial(add_sub_table, params, subtract=subtract)
         else:
             raise KernelError(f"{op_name}: the int8 path needs its quantization parameters")
         handle = ctx.request_workspace((2, plan.chunk), np.intp,
                                        persistent=False)  # each block writes, then reads
-        return BinaryRun("table", ufunc, plan, table=table, params=params, workspace=handle)
+        table_ws = int(ctx.request_workspace((1 << 16,), np.int8, initial=make))
+        return BinaryRun("table", ufunc, plan, params=params, workspace=handle,
+                         table_workspace=table_ws)
     if dtype != np.int16:
         raise KernelError(f"{op_name}: no quantized path for {dtype.name}")
     if isinstance(params, MulParams):
@@ -388,7 +395,7 @@ def plan_binary(ctx: PrepareContext, op_name: str, ufunc: np.ufunc, in1: Tensor,
 
 
 def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
-               workspace: np.ndarray | None) -> None:
+               workspace: np.ndarray | None, table: np.ndarray | None = None) -> None:
     """Invoke-time half of ADD/SUB/MUL: results written into ``out``, nothing allocated.
 
     float32 and int32 are one ufunc into the output view (numpy's int32 arithmetic wraps as
@@ -414,9 +421,10 @@ def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
     if workspace is None:
         raise KernelError(f"internal error: the {kind} path of a binary op needs its workspace")
     if kind == "table":
-        if run.table is None:
+        table = run.table if table is None else table
+        if table is None:
             raise KernelError("internal error: the int8 binary run has no table")
-        _run_table(run.table, a.view(np.uint8), b.view(np.uint8), o, plan.blocks, workspace)
+        _run_table(table, a.view(np.uint8), b.view(np.uint8), o, plan.blocks, workspace)
     elif kind == "addsub16":
         _run_addsub16(run, a, b, o, workspace)
     else:
@@ -607,7 +615,8 @@ def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
                           "plan")
     run_binary(run, ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.inputs[1]),
                ctx.tensor_data(op.outputs[0]),
-               ctx.workspace(run.workspace) if run.workspace >= 0 else None)
+               ctx.workspace(run.workspace) if run.workspace >= 0 else None,
+               ctx.workspace(run.table_workspace) if run.table_workspace >= 0 else None)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ for float32 the input FC's reduction axis (once per eval, to keep C's summation 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -176,10 +177,27 @@ def _add_sat16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _mul_int(a: np.ndarray, b: np.ndarray, q: MulQuant) -> np.ndarray:
-    """reference_integer_ops::MulElementwise with zero input offsets."""
-    prod = a.astype(np.int64) * b.astype(np.int64)
-    res = multiply_by_quantized_multiplier(prod, q.multiplier, q.shift) + q.output_offset
-    return np.clip(res, q.act_min, q.act_max)
+    """reference_integer_ops::MulElementwise with zero input offsets.
+
+    The product of two int16 values is int32-valued, so with no left shift and a multiplier
+    QuantizeMultiplier made (0 or >= 2**30), MultiplyByQuantizedMultiplier's two roundings are
+    the single shift ``_quant.requantize_inplace`` derives, (p*M + 2**30 + (h - [p < 0]) *
+    2**31) >> (31 + r) with h = 2**(r-1) for a right shift r >= 1: fewer passes per time step.
+    """
+    prod = np.multiply(a, b, dtype=np.int64)
+    right = -q.shift
+    if 0 <= right <= 31 and (q.multiplier == 0 or q.multiplier >= 1 << 30):
+        res = prod * q.multiplier
+        if right >= 1:
+            res += prod & -(1 << 31)  # -[p < 0] * 2**31
+            res += (1 << 30) + (1 << (right - 1 + 31))
+        else:
+            res += 1 << 30
+        res >>= 31 + right
+    else:
+        res = multiply_by_quantized_multiplier(prod, q.multiplier, q.shift)
+    res += q.output_offset
+    return np.clip(res, q.act_min, q.act_max, out=res)
 
 
 # Gate order of the stacked weight matrices: the three sigmoid gates first, so one activation
@@ -216,6 +234,9 @@ class LstmPlan:
     workspaces: tuple[int, ...]
     libm: str = "glibc"  # float: the build's C library (std::exp), see _libm.expf_for
     fused: bool = False  # float FC sums as fused multiply-adds (the target's ``float_fma``)
+    # integer kinds: workspaces holding int16_sigmoid, int16_tanh at 2^-12 (cell gate) and
+    # int16_tanh at the cell state's scale for every int16 input, in bit-pattern order
+    tables: tuple[int, ...] = ()
 
 
 GateArrays = dict[str, tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
@@ -262,10 +283,23 @@ def lstm_plan(ctx: PrepareContext, kind: str, time_major: bool, x_shape: tuple[i
     ws = (request((rows, n_input), i64), request((rows, cols), i64), request((rows, cols), i64),
           request((batch, n_state), i64), request((batch, cols), i64),
           request((batch, cols), i64))
+    power = quant.cell_state_scale_power
+    tables = tuple(int(ctx.request_workspace((1 << 16,), np.int16, initial=partial(
+        int16_table, fn))) for fn in (int16_sigmoid, partial(int16_tanh, scale_power=-12),
+                                      partial(int16_tanh, scale_power=power)))
     return LstmPlan(kind, time_major, steps, batch, n_input, n_state, w_in.astype(i64),
                     w_rec.astype(i64), bias, quant.input_fc["forget"].input_offset,
                     quant.recurrent_fc["forget"].input_offset, rescale(quant.input_fc),
-                    rescale(quant.recurrent_fc), ws)
+                    rescale(quant.recurrent_fc), ws, tables=tables)
+
+
+def int16_table(fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``fn`` (an int16 -> int16 activation) on every int16, indexed by the bit pattern: a
+    lookup with ``np.take(table, v, mode="wrap")`` gives ``fn(v)`` for any int16 value ``v``
+    (v mod 2**16 is its bit pattern), the same bits as evaluating ``fn`` itself. One lookup
+    replaces the ~15 numpy passes of the interpolation, in every time step."""
+    table = np.asarray(fn(np.arange(1 << 16, dtype=np.uint16).view(np.int16)), np.int16)
+    return np.ascontiguousarray(table)
 
 
 def _at(a: np.ndarray, t: int, time_major: bool) -> np.ndarray:
@@ -297,6 +331,7 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
     for all four gates.
     """
     x64, pre, tmp, h64, rec, rtmp = (ws(h) for h in plan.workspaces)
+    sigmoid, tanh_gate, tanh_cell = (ws(h) for h in plan.tables)
     s, wide = plan.n_state, plan.kind == "16x8_16"
     np.copyto(x64, x.reshape(x64.shape))
     x64 += plan.input_offset
@@ -315,11 +350,11 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
         _fc_rescale(rec, plan.rec_rq, rtmp, wide)
         rec += _at(pre3, t, plan.time_major)  # AddElementWise: saturating int16 sum
         clip_inplace(rec, _INT16_MIN, _INT16_MAX)
-        sig = int16_sigmoid(rec[:, :3 * s])
+        sig = np.take(sigmoid, rec[:, :3 * s], mode="wrap")  # int16_sigmoid
         if cell_activation == "SIGMOID":
-            cgate = int16_sigmoid(rec[:, 3 * s:])
-        elif cell_activation == "TANH":
-            cgate = int16_tanh(rec[:, 3 * s:], -12)  # CalculateLstmGate: scale power -12
+            cgate = np.take(sigmoid, rec[:, 3 * s:], mode="wrap")
+        elif cell_activation == "TANH":  # CalculateLstmGate: scale power -12
+            cgate = np.take(tanh_gate, rec[:, 3 * s:], mode="wrap")
         else:
             raise KernelError(f"LSTM: cell gate activation {cell_activation} is not supported "
                               "(TANH or SIGMOID)")
@@ -328,7 +363,7 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
         if cell_clip > 0:
             clip_inplace(new_c, -q.quantized_cell_clip, q.quantized_cell_clip)
         c[...] = new_c
-        h[...] = _mul_int(int16_tanh(c, q.cell_state_scale_power), sig[:, 2 * s:],
+        h[...] = _mul_int(np.take(tanh_cell, c, mode="wrap"), sig[:, 2 * s:],
                           q.output_mul)  # clamped to the hidden type's range
         _at(out3, t, plan.time_major)[...] = h
 

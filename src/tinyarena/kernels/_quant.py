@@ -14,8 +14,9 @@ values (< 2**62) are exact, and they broadcast: a per-channel multiplier/shift o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import NamedTuple, Union
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Callable, NamedTuple, Union
 
 import numpy as np
 
@@ -379,6 +380,20 @@ def _offset_clamp_store(scaled: np.ndarray, output_offset: int, act_min: int, ac
 
 
 _SMALL_CLIP = 1 << 15
+_SIGN_BIT = np.array(-(1 << 31), dtype=np.int64)  # x & _SIGN_BIT = -[x < 0] * 2**31
+_SIGN_BIT.flags.writeable = False
+
+
+# numpy's clip ufunc itself (np.clip is a Python wrapper around it costing several
+# microseconds a call): one pass instead of maximum + minimum on small integer arrays.
+_CLIP_UFUNC: Any = getattr(getattr(getattr(np, "_core", None), "umath", None), "clip", None)
+
+
+def _const0(value: int) -> np.ndarray:
+    """A read-only 0-d int64 array: the cheapest constant operand of a ufunc call."""
+    array = np.array(value, dtype=np.int64)
+    array.flags.writeable = False
+    return array
 
 
 def clip_inplace(a: np.ndarray, lo: IntOrArray | float, hi: IntOrArray | float) -> None:
@@ -419,13 +434,20 @@ class ChannelRequant:
     fused_all_fix: bool = False
     fused_shift: np.ndarray | None = None
     offset_in_fused_add: bool = False
-    # Per-tensor fused form as Python ints (``scalar``): small tensors are dominated by the
-    # cost of each numpy call, and plain-int operands are the cheapest ones to pass.
+    # Per-tensor fused form (``scalar``): small tensors are dominated by the cost of each
+    # numpy call. The operands are 0-d int64 arrays (``k_*``): with numpy 2's scalar promotion
+    # rules a Python-int operand costs a ufunc call about twice as much as a 0-d array.
     scalar: bool = False
     scalar_fix: bool = False  # the negative-tie term applies (right shift >= 1)
     scalar_multiplier: int = 0
     scalar_add: int = 0
     scalar_shift: int = 0
+    k_multiplier: np.ndarray = field(default_factory=lambda: _const0(0), compare=False)
+    k_add: np.ndarray = field(default_factory=lambda: _const0(0), compare=False)
+    k_shift: np.ndarray = field(default_factory=lambda: _const0(0), compare=False)
+    k_offset: np.ndarray = field(default_factory=lambda: _const0(0), compare=False)
+    k_min: np.ndarray = field(default_factory=lambda: _const0(0), compare=False)
+    k_max: np.ndarray = field(default_factory=lambda: _const0(0), compare=False)
 
     @staticmethod
     def make(multiplier: IntOrArray, shift: IntOrArray, output_offset: int, act_min: int,
@@ -460,7 +482,10 @@ class ChannelRequant:
             fused_add, bool(np.all(rounds == 1)), shift_total,
             fold or int(output_offset) == 0, scalar,
             scalar and bool(rounds[0]), int(m[0]) if scalar else 0,
-            int(fused_add[0]) if scalar else 0, int(shift_total[0]) if scalar else 0)
+            int(fused_add[0]) if scalar else 0, int(shift_total[0]) if scalar else 0,
+            _const0(int(m[0]) if scalar else 0), _const0(int(fused_add[0]) if scalar else 0),
+            _const0(int(shift_total[0]) if scalar else 0), _const0(int(output_offset)),
+            _const0(int(act_min)), _const0(int(act_max)))
 
 
 def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
@@ -485,17 +510,17 @@ def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
     if work is not None and work is not acc:
         np.copyto(work, acc, casting="unsafe")
         acc = work
-    if rq.scalar:  # the same steps with Python-int operands
+    small = acc.size < _SMALL_CLIP
+    if rq.scalar:  # the same steps with 0-d operands
         if rq.scalar_fix:
-            np.bitwise_and(acc, -(1 << 31), out=tmp)
-            np.multiply(acc, rq.scalar_multiplier, out=acc)
+            np.bitwise_and(acc, _SIGN_BIT, out=tmp)
+            np.multiply(acc, rq.k_multiplier, out=acc)
             np.add(acc, tmp, out=acc)
         else:
-            np.multiply(acc, rq.scalar_multiplier, out=acc)
-        np.add(acc, rq.scalar_add, out=acc)
-        np.right_shift(acc, rq.scalar_shift, out=acc)
-        clip_inplace(acc, rq.act_min, rq.act_max)
-        np.copyto(out, acc.reshape(out.shape), casting="unsafe")
+            np.multiply(acc, rq.k_multiplier, out=acc)
+        np.add(acc, rq.k_add, out=acc)
+        np.right_shift(acc, rq.k_shift, out=acc)
+        _clamp_into(acc, rq, out, small)
         return
     if not rq.fused:
         _requantize_two_step(acc, rq, out, tmp)
@@ -503,17 +528,60 @@ def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
     if rq.fused_add is None or rq.fused_shift is None:
         raise KernelError("internal error: ChannelRequant says fused but lacks the fused "
                           "constants; build it with ChannelRequant.make")
-    np.bitwise_and(acc, -(1 << 31), out=tmp)  # -n * 2**31
+    np.bitwise_and(acc, _SIGN_BIT, out=tmp)  # -n * 2**31
     if not rq.fused_all_fix:
         np.multiply(tmp, rq.rounds, out=tmp)  # no rounding term for r = 0 channels
     np.multiply(acc, rq.multiplier, out=acc)
-    acc += tmp
-    acc += rq.fused_add
+    np.add(acc, tmp, out=acc)
+    np.add(acc, rq.fused_add, out=acc)
     np.right_shift(acc, rq.fused_shift, out=acc)
     if not rq.offset_in_fused_add:
-        acc += rq.output_offset
-    clip_inplace(acc, rq.act_min, rq.act_max)
-    np.copyto(out, acc.reshape(out.shape), casting="unsafe")
+        np.add(acc, rq.k_offset, out=acc)
+    _clamp_into(acc, rq, out, small)
+
+
+def bound_requantize(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
+                     tmp: np.ndarray) -> Callable[[], None]:
+    """``requantize_inplace(acc, rq, out, tmp)`` as a step over these very arrays (int64
+    ``acc``), its branches and reshapes resolved once: what kernels' bound steps call."""
+    if acc.dtype != np.int64 or acc.size >= _SMALL_CLIP or _CLIP_UFUNC is None or \
+            not rq.fused or rq.fused_add is None or rq.fused_shift is None or rq.scalar:
+        return partial(requantize_inplace, acc, rq, out, tmp)
+    dst = out.reshape(acc.shape) if out.shape != acc.shape else out
+    if not np.shares_memory(dst, out):
+        return partial(requantize_inplace, acc, rq, out, tmp)
+    clip = _CLIP_UFUNC
+    mult, add, shift, lo, hi = rq.multiplier, rq.fused_add, rq.fused_shift, rq.k_min, rq.k_max
+    rounds = None if rq.fused_all_fix else rq.rounds
+    offset = None if rq.offset_in_fused_add else rq.k_offset
+
+    def step() -> None:  # requantize_inplace's fused per-channel branch
+        np.bitwise_and(acc, _SIGN_BIT, out=tmp)
+        if rounds is not None:
+            np.multiply(tmp, rounds, out=tmp)
+        np.multiply(acc, mult, out=acc)
+        np.add(acc, tmp, out=acc)
+        np.add(acc, add, out=acc)
+        np.right_shift(acc, shift, out=acc)
+        if offset is not None:
+            np.add(acc, offset, out=acc)
+        clip(acc, lo, hi, out=acc)
+        dst[...] = acc
+    return step
+
+
+def _clamp_into(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray, small: bool) -> None:
+    """Clamp to the activation range and store into ``out`` (values fit: a plain cast)."""
+    if small:
+        if _CLIP_UFUNC is not None:  # integers: the same min(max(x, lo), hi)
+            _CLIP_UFUNC(acc, rq.k_min, rq.k_max, out=acc)
+        else:
+            np.maximum(acc, rq.k_min, out=acc)
+            np.minimum(acc, rq.k_max, out=acc)
+        out[...] = acc.reshape(out.shape)  # cheaper than np.copyto on small arrays
+    else:
+        np.clip(acc, rq.act_min, rq.act_max, out=acc)
+        np.copyto(out, acc.reshape(out.shape), casting="unsafe")
 
 
 def _requantize_two_step(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,
@@ -583,6 +651,7 @@ __all__ = [
     "requantize",
     "requantize_int64",
     "requantize_inplace",
+    "bound_requantize",
     "round_half_away",
     "requantize_int64_inplace",
     "rounding_divide_by_pot",

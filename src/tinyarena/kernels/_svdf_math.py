@@ -225,6 +225,48 @@ def svdf_integer_fast(x: np.ndarray, state: np.ndarray, out: np.ndarray, p: Svdf
     requantize_inplace(acc2, p.rq2, out.reshape(acc2.shape), ws(p.ws_tmp2))
 
 
+def bind_svdf_integer_fast(x: np.ndarray, state: np.ndarray, out: np.ndarray, p: SvdfIntFast,
+                           ws: Callable[[int], np.ndarray]) -> Callable[[], None] | None:
+    """:func:`svdf_integer_fast` as a step over views fixed at bind time; the state shift is a
+    memmove of the state's bytes (a memoryview slice assignment: no numpy call)."""
+    if not (state.flags.c_contiguous and x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    raw = state.reshape(-1).view(np.uint8).data
+    item = state.dtype.itemsize
+    xs = ws(p.ws_x)
+    n_in = xs.shape[1] - 1
+    xs_in, xs_one = xs[:, :n_in], xs[:, n_in]
+    x2 = x.reshape(xs.shape[0], n_in)
+    wf, f, acc1, tmp1 = ws(p.ws_wf), ws(p.ws_f), ws(p.ws_acc1), ws(p.ws_tmp1)
+    batch, n_filter = acc1.shape
+    newest = state.reshape(batch, n_filter, -1)[:, :, -1]
+    prod, wt, g, ones = ws(p.ws_prod), ws(p.ws_wt), ws(p.ws_g), ws(p.ws_ones)
+    state_rows = state.reshape(prod.shape)
+    acc2, tmp2 = ws(p.ws_acc2), ws(p.ws_tmp2)
+    out2 = out.reshape(acc2.shape)
+    time_const, wrap1, wrap2, rq1, rq2 = p.time_const, p.wrap1, p.wrap2, p.rq1, p.rq2
+    end = len(raw) - item
+
+    def step() -> None:
+        raw[:end] = raw[item:]  # "left shift the activation state" by one element
+        xs_in[...] = x2
+        xs_one.fill(1)
+        np.dot(xs, wf, out=f)
+        acc1[...] = f
+        if wrap1:
+            wrap_int32_inplace(acc1)
+        requantize_inplace(acc1, rq1, newest, tmp1)
+        prod[...] = state_rows
+        np.multiply(prod, wt, out=prod)
+        np.dot(prod, ones, out=g)
+        np.add(g, time_const, out=g)
+        acc2[...] = g
+        if wrap2:
+            wrap_int32_inplace(acc2)
+        requantize_inplace(acc2, rq2, out2, tmp2)
+    return step
+
+
 def svdf_plan(ctx: PrepareContext, batch: int, n_in: int, n_filter: int, n_memory: int, rank: int,
               state_dtype: np.dtype, integer: bool, w_feature: np.ndarray | None,
               w_time: np.ndarray | None, bias: np.ndarray | None,
@@ -259,8 +301,9 @@ def svdf_plan(ctx: PrepareContext, batch: int, n_in: int, n_filter: int, n_memor
               request((batch, n_unit), i64), request((batch, n_unit), i64))
         return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, True, wf, wt, b, ws)
     f32 = np.float32
-    ws_float = (shift, request((n_filter, n_in), f32), request((n_filter,), f32),
-                request((n_filter, n_memory), f32), request((n_unit, rank + 1), f32))
+    ws_float = (shift, request((batch, n_filter, n_in), f32), request((batch, n_filter), f32),
+                request((batch, n_filter, n_memory), f32),
+                request((batch, n_unit, rank + 1), f32))
     return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, False, None, None, None,
                     ws_float, fused=bool(getattr(ctx.target, "float_fma", False)))
 
@@ -343,51 +386,56 @@ def svdf_float(x: np.ndarray, w_feature: np.ndarray, w_time: np.ndarray,
     """EvalFloatSvdfReference with float32 sequential accumulation; updates ``state``.
 
     Each C loop ``sum = 0; sum += a * b`` is a product array accumulated in order along its
-    row (np.add.accumulate is sequential) and then ``+ 0.0``: a sum starting from +0.0 equals
-    the accumulation of the products except that a -0.0 result becomes +0.0.
+    last axis (np.add.accumulate is sequential) and then ``+ 0.0``: a sum starting from +0.0
+    equals the accumulation of the products except that a -0.0 result becomes +0.0. The
+    sums, the bias and the activation are one call each over all batches, filters and units
+    (nothing here is recurrent within an invoke).
     """
-    batch, n_filter, n_memory = plan.batch, plan.n_filter, plan.n_memory
+    n_memory, n_unit = plan.n_memory, plan.n_unit
     shift, prod, column, tprod, rows = (ws(h) for h in plan.workspaces)
+    batch, n_filter = column.shape
     _shift_state(state, shift)
     st = state.reshape(batch, n_filter, n_memory)
-    xb = x.reshape(batch, -1)
-    out_rows = out.reshape(batch, plan.n_unit)
     zero = F32(0)
-    for b in range(batch):
-        if plan.fused:  # dot_prod += a * b, each one fmaf from +0 (a build with float_fma)
-            column.fill(zero)
+    if plan.fused:  # dot_prod += a * b, each one fmaf from +0 (a build with float_fma)
+        xb = x.reshape(batch, -1)
+        for b in range(batch):
+            col = column[b]
+            col.fill(zero)
             for j in range(plan.n_in):
-                column[...] = fma32(w_feature[:, j], xb[b, j], column)
-            np.copyto(st[b, :, n_memory - 1], column)
-            last = tprod[:, -1]
+                col[...] = fma32(w_feature[:, j], xb[b, j], col)
+        np.copyto(st[:, :, n_memory - 1], column)
+        for b in range(batch):
+            last = tprod[b, :, -1]
             last.fill(zero)
             for j in range(n_memory):
                 last[...] = fma32(w_time[:, j], st[b, :, j], last)
-        else:
-            np.copyto(prod, xb[b])
-            np.multiply(prod, w_feature, out=prod)
-            np.add.accumulate(prod, axis=1, out=prod)
-            np.copyto(column, prod[:, -1])
-            column += zero
-            np.copyto(st[b, :, n_memory - 1], column)
-            np.multiply(w_time, st[b], out=tprod)
-            np.add.accumulate(tprod, axis=1, out=tprod)
-        # acc = 0 (+ bias), then + scratch over rank in order: one row per unit.
-        if bias is None:
-            rows[:, 0] = zero
-        else:
-            np.copyto(rows[:, 0], bias.reshape(-1))
-            np.copyto(column[:plan.n_unit], rows[:, 0])
-            column[:plan.n_unit] += zero
-            np.copyto(rows[:, 0], column[:plan.n_unit])
-        np.copyto(column, tprod[:, -1])
-        column += zero
-        np.copyto(rows[:, 1:], column.reshape(plan.n_unit, plan.rank))
-        np.add.accumulate(rows, axis=1, out=rows)
-        result = column[:plan.n_unit]
-        np.copyto(result, rows[:, -1])
-        _activation_float_inplace(result, activation)
-        np.copyto(out_rows[b], result)
+    else:
+        # Feature matmul: per (batch, filter), x[b] . w_feature[f] in input order. The
+        # products are formed one batch at a time, in place over a copy of the inputs: a ufunc
+        # that broadcasts an operand buffers it (an allocation per invoke), a copy does not.
+        np.copyto(prod, x.reshape(batch, 1, -1))
+        for b in range(batch):
+            np.multiply(prod[b], w_feature, out=prod[b])
+        np.add.accumulate(prod, axis=2, out=prod)
+        np.add(prod[:, :, -1], zero, out=column)
+        np.copyto(st[:, :, n_memory - 1], column)
+        # Time: per (batch, filter), state . w_time over the memory in order.
+        for b in range(batch):
+            np.multiply(w_time, st[b], out=tprod[b])
+        np.add.accumulate(tprod, axis=2, out=tprod)
+    # acc = 0 (+ bias), then + each of the unit's rank sums in order: one row per (b, unit).
+    if bias is None:
+        rows[:, :, 0] = zero
+    else:
+        np.add(bias.reshape(1, n_unit), zero, out=rows[:, :, 0])
+    np.add(tprod[:, :, -1], zero, out=column)
+    np.copyto(rows[:, :, 1:], column.reshape(batch, n_unit, plan.rank))
+    np.add.accumulate(rows, axis=2, out=rows)
+    result = column[:, :n_unit]
+    np.copyto(result, rows[:, :, -1])
+    _activation_float_inplace(result, activation)
+    np.copyto(out.reshape(batch, n_unit), result)
 
 
 def _activation_float_inplace(x: np.ndarray, activation: str) -> None:
@@ -406,4 +454,5 @@ def _activation_float_inplace(x: np.ndarray, activation: str) -> None:
         x[...] = _activation_float(x, activation)
 
 
-__all__ = ["SvdfIntFast", "SvdfPlan", "SvdfQuant", "svdf_int_fast", "svdf_integer_fast", "svdf_float", "svdf_integer", "svdf_plan", "svdf_quant"]
+__all__ = ["SvdfIntFast", "SvdfPlan", "SvdfQuant", "bind_svdf_integer_fast", "svdf_float",
+           "svdf_int_fast", "svdf_integer", "svdf_integer_fast", "svdf_plan", "svdf_quant"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._control_flow import eval_assign_variable
+from tinyarena.kernels._control_flow import bind_assign_variable, eval_assign_variable
 from tinyarena.kernels.base import InitContext, Registration
 from tinyarena.model.types import Operator
 
@@ -40,5 +40,5 @@ def prepare(ctx: Any, op: Operator) -> None:
 
 
 REGISTRATION = Registration("ASSIGN_VARIABLE", init=init, prepare=prepare,
-                            eval=eval_assign_variable,
+                            eval=eval_assign_variable, bind=bind_assign_variable,
                             builtin_data=None)

@@ -25,6 +25,14 @@ Lifecycle, as in TFLM's micro_context.h:
 * ``reset(ctx, op, data)`` (optional, TFLMRegistration::reset) runs when the interpreter is
   reset (``MicroInterpreter::Reset``): a kernel that keeps state between invokes in its
   persistent workspaces (the signal library's circular buffers) puts it back as Prepare left it.
+* ``bind(ctx, op, data)`` (optional) runs once per ``allocate_tensors``, after every view and
+  workspace exists, and returns a zero-argument callable that does what ``eval(ctx, op, data)``
+  does. It looks up once what eval would look up at every invoke (the arena views of the
+  tensors, workspaces, constants from ``data``) and closes over them, so an invoke is a plain
+  sequence of calls (``interpreter.invoke_plan``). It must give bit-identical results, allocate
+  nothing per call, and keep ``eval`` as the reference path; a kernel without ``bind`` runs as
+  a closure around its eval. ``bind`` may return ``None`` to decline (e.g. an unusual layout):
+  eval is used then.
 
 ``op`` is the ``tinyarena.model.types.Operator`` being run. ``ctx.target`` is the target
 profile (struct sizes per target, see ``arena.targets``); sizes that differ between targets are
@@ -93,15 +101,18 @@ class PrepareContext(InitContext, Protocol):
         ...
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
-                          persistent: bool = True, initial: np.ndarray | None = None) -> int:
+                          persistent: bool = True,
+                          initial: np.ndarray | Callable[[], np.ndarray] | None = None) -> int:
         """A Python-side buffer outside the emulated arena, made once, reused every invoke.
 
         ``persistent=True`` (the default): private to this op, zeroed once at allocation, and
         it keeps its contents from one eval to the next (a border filled once, a flag, state).
         ``initial``: a persistent workspace whose contents prepare computes (constants such as
-        weights in a GEMM's dtype). The context keeps that very array, read-only, as the
-        workspace (no second copy), so eval reads it through ``ctx.workspace`` and the bytes
-        are counted with the other workspaces; shape and dtype must match. Prepare may run
+        weights in a GEMM's dtype), or a zero-argument callable that computes them: sizing
+        (``allocate_model``) then never pays for it, only the interpreter does, once. The
+        context keeps that very array, read-only, as the workspace (no second copy), so eval
+        reads it through ``ctx.workspace`` and the bytes are counted with the other
+        workspaces; shape and dtype must match. Prepare may run
         more than once (the allocator sizes the arena in several passes): it must not keep
         the array anywhere else.
         ``persistent=False``: scratch. Its contents are undefined at the start of every eval of
@@ -134,11 +145,17 @@ class EvalContext(Protocol):
 
 
 def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool,
-                            initial: Any) -> np.ndarray | None:
+                            initial: Any) -> Any:
     """Validate ``request_workspace``'s ``initial`` and return it read-only (no copy when it
-    is already a C-contiguous array of the dtype; contexts share this check)."""
+    is already a C-contiguous array of the dtype; contexts share this check). A callable is
+    returned as it is: the context calls it when it makes the workspace (``initial_array``)."""
     if initial is None:
         return None
+    if callable(initial):  # made when the interpreter builds its workspaces, never for sizing
+        if not persistent:
+            raise KernelError("request_workspace: initial contents need persistent=True "
+                              "(scratch is undefined at every eval)")
+        return initial
     if not persistent:
         raise KernelError("request_workspace: initial contents need persistent=True (scratch "
                           "is undefined at every eval)")
@@ -150,10 +167,21 @@ def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool
     return array
 
 
+def initial_array(shape: tuple[int, ...], dtype: Any, initial: Any) -> np.ndarray:
+    """The contents of a workspace with ``initial``: the array itself, or what the callable
+    given in prepare makes, checked against the request's shape and dtype."""
+    made = initial() if callable(initial) else initial
+    array = check_workspace_initial(shape, dtype, True, made)
+    assert array is not None
+    return array
+
+
 InitFn = Callable[[InitContext, Operator], None]
 PrepareFn = Callable[[PrepareContext, Operator], Any]
 EvalFn = Callable[[EvalContext, Operator, Any], None]
 ResetFn = Callable[[EvalContext, Operator, Any], None]
+Step = Callable[[], None]
+BindFn = Callable[[EvalContext, Operator, Any], "Step | None"]
 
 
 def required_tensor(ctx: PrepareContext, index: int, op_name: str, role: str) -> Tensor:
@@ -179,3 +207,4 @@ class Registration:
     # TFLMRegistration::reset, which MicroInterpreter::Reset calls for every node: kernels
     # that keep state between invokes outside variable tensors (the signal library's rings)
     reset: ResetFn | None = None
+    bind: BindFn | None = None  # optional: eval pre-bound to its views (see the module doc)

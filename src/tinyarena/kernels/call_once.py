@@ -11,7 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tinyarena.kernels._control_flow import check_subgraph_indices, eval_call_once
+from tinyarena.kernels._control_flow import (
+    bind_call_once,
+    check_subgraph_indices,
+    eval_call_once,
+)
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -35,5 +39,5 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
 
 
 REGISTRATION = Registration("CALL_ONCE", init=init, prepare=prepare,
-                            eval=eval_call_once,
+                            eval=eval_call_once, bind=bind_call_once,
                             builtin_data="TfLiteCallOnceParams")

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._bound import MAX_RUNS, copy_runs
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
     PrepareContext,
     Registration,
+    Step,
     required_tensor,
 )
 from tinyarena.model.options import ConcatenationOptions
@@ -101,5 +103,38 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     np.concatenate(parts, axis=data.axis, out=out)
 
 
-REGISTRATION = Registration("CONCATENATION", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """The same copies as byte pieces fixed at bind time: input j's slab of every outer row."""
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    parts = [ctx.tensor_data(i) for i in op.inputs]
+    if out.ndim == 0 or not all(p.flags.c_contiguous for p in (out, *parts)):
+        return None
+    outer = int(np.prod(out.shape[:data.axis], dtype=np.int64))
+    inner = int(np.prod(out.shape[data.axis + 1:], dtype=np.int64)) * out.dtype.itemsize
+    if outer * len(parts) > 4 * MAX_RUNS:
+        return None  # many small pieces: np.concatenate in eval does better
+    row = out.shape[data.axis] * inner
+    runs = []
+    for o in range(outer):
+        at = o * row
+        for p in parts:
+            size = p.shape[data.axis] * inner
+            runs.append((at, o * size, size, p))
+            at += size
+    steps = [copy_runs(out, p, [(a, b, n)]) for a, b, n, p in runs if n > 0]
+    if len(steps) == 2:
+        first, second = steps
+
+        def two() -> None:
+            first()
+            second()
+        return two
+
+    def each() -> None:
+        for s in steps:
+            s()
+    return each
+
+
+REGISTRATION = Registration("CONCATENATION", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteConcatenationParams")

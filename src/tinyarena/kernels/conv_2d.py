@@ -9,7 +9,7 @@ takes temp tensors output, input, filter (ConvPrepare), allocates two per-channe
 from __future__ import annotations
 
 from tinyarena.kernels._conv_common import allocate_conv_prepare
-from tinyarena.kernels._conv_kernels import ConvData, conv2d_eval, conv2d_op_data
+from tinyarena.kernels._conv_kernels import ConvData, bind_conv2d, conv2d_eval, conv2d_op_data
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -28,4 +28,5 @@ def prepare(ctx: PrepareContext, op: Operator) -> ConvData:
 
 
 REGISTRATION = Registration("CONV_2D", init=init, prepare=prepare, eval=conv2d_eval,
+                            bind=bind_conv2d,
                             builtin_data="TfLiteConvParams")

@@ -9,7 +9,12 @@ bytes (C = filter dim 3, always), takes input, filter, bias, output again
 from __future__ import annotations
 
 from tinyarena.kernels._conv_common import allocate_conv_prepare
-from tinyarena.kernels._conv_kernels import DepthwiseData, depthwise_eval, depthwise_op_data
+from tinyarena.kernels._conv_kernels import (
+    DepthwiseData,
+    bind_depthwise,
+    depthwise_eval,
+    depthwise_op_data,
+)
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -28,5 +33,5 @@ def prepare(ctx: PrepareContext, op: Operator) -> DepthwiseData:
 
 
 REGISTRATION = Registration("DEPTHWISE_CONV_2D", init=init, prepare=prepare,
-                            eval=depthwise_eval,
+                            eval=depthwise_eval, bind=bind_depthwise,
                             builtin_data="TfLiteDepthwiseConvParams")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._bound import bind_copy_input
 from tinyarena.kernels._elementwise import copy_if_distinct
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import Operator, TensorType
@@ -55,4 +56,5 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
 
 
 REGISTRATION = Registration("EXPAND_DIMS", init=None, prepare=prepare, eval=eval_,
+                            bind=bind_copy_input,
                             builtin_data=None)

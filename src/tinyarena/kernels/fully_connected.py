@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tinyarena.kernels._conv_kernels import (
     FullyConnectedData,
+    bind_fully_connected,
     fully_connected_eval,
     fully_connected_op_data,
 )
@@ -44,5 +45,5 @@ def prepare(ctx: PrepareContext, op: Operator) -> FullyConnectedData:
 
 
 REGISTRATION = Registration("FULLY_CONNECTED", init=init, prepare=prepare,
-                            eval=fully_connected_eval,
+                            eval=fully_connected_eval, bind=bind_fully_connected,
                             builtin_data="TfLiteFullyConnectedParams")

@@ -23,7 +23,14 @@ from tinyarena.kernels._sigmoid_tanh import (
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels._quant import tensor_quant
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -76,4 +83,12 @@ def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
         map_unary(ctx, op, lambda v: logistic_int16(v, data.params))
 
 
-REGISTRATION = Registration("LOGISTIC", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
+    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); else eval."""
+    if data.type != _I8:
+        return None
+    return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                     lambda v: logistic_int8(v, data.params))
+
+
+REGISTRATION = Registration("LOGISTIC", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -17,7 +17,14 @@ from tinyarena.kernels._quantize_math import (
     quantize_op_data,
 )
 from tinyarena.kernels._unary import io_tensors, map_unary
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.types import Operator
 
 INPUT = 0
@@ -56,5 +63,12 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     map_unary(ctx, op, lambda v: quantize(v, ref))
 
 
-REGISTRATION = Registration("QUANTIZE", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """int8/uint8 in: the reference arithmetic as a 256-entry table; else eval."""
+    ref = data.ref
+    return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                     lambda v: quantize(v, ref))
+
+
+REGISTRATION = Registration("QUANTIZE", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data=None)

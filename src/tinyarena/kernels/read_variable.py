@@ -5,7 +5,7 @@ Allocation: no builtin struct, no init; prepare takes a temp tensor for the reso
 
 from __future__ import annotations
 
-from tinyarena.kernels._control_flow import eval_read_variable
+from tinyarena.kernels._control_flow import bind_read_variable, eval_read_variable
 from tinyarena.kernels.base import PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -19,5 +19,5 @@ def prepare(ctx: PrepareContext, op: Operator) -> None:
 
 
 REGISTRATION = Registration("READ_VARIABLE", init=None, prepare=prepare,
-                            eval=eval_read_variable,
+                            eval=eval_read_variable, bind=bind_read_variable,
                             builtin_data=None)

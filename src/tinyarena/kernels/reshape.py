@@ -7,6 +7,7 @@ input and output (ReshapeOutput).
 from __future__ import annotations
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._bound import bind_copy_input
 from tinyarena.kernels._elementwise import copy_if_distinct
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import Operator
@@ -50,4 +51,5 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
 
 
 REGISTRATION = Registration("RESHAPE", init=None, prepare=prepare, eval=eval_,
+                            bind=bind_copy_input,
                             builtin_data="TfLiteReshapeParams")

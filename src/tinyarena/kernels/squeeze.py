@@ -6,6 +6,7 @@ Allocation: no init (no OpData); prepare takes two temp tensors (input, output).
 from __future__ import annotations
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._bound import bind_copy_input
 from tinyarena.kernels._elementwise import copy_if_distinct
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.options import SqueezeOptions
@@ -59,4 +60,5 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
 
 
 REGISTRATION = Registration("SQUEEZE", init=None, prepare=prepare, eval=eval_,
+                            bind=bind_copy_input,
                             builtin_data="TfLiteSqueezeParams")

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._bound import gather
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
     PrepareContext,
     Registration,
+    Step,
     required_tensor,
 )
 from tinyarena.model.options import StridedSliceOptions
@@ -184,5 +186,22 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     flat[:n] = picked[:n]
 
 
-REGISTRATION = Registration("STRIDED_SLICE", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """eval's gather with its element indices computed once (the ranges are constants)."""
+    t = ctx.tensor(op.inputs[INPUT])
+    if t is not None and t.type not in _SUPPORTED:
+        return None  # eval raises the error
+    x = ctx.tensor_data(op.inputs[INPUT])
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if not (x.flags.c_contiguous and out.flags.c_contiguous) or x.dtype != out.dtype:
+        return None
+    shape5 = (1,) * (_PADDED_DIMS - x.ndim) + x.shape
+    ranges = [np.arange(a, b, s) for a, b, s in zip(data.starts, data.stops, data.strides)]
+    picked = np.arange(x.size, dtype=np.int64).reshape(shape5)[np.ix_(*ranges)].reshape(-1)
+    if picked.size != out.size:
+        return None  # eval copies what fits
+    return gather(out, x, picked)
+
+
+REGISTRATION = Registration("STRIDED_SLICE", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteStridedSliceParams")

@@ -15,6 +15,7 @@ from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels._svdf_math import (
     SvdfPlan,
     SvdfQuant,
+    bind_svdf_integer_fast,
     svdf_float,
     svdf_integer,
     svdf_integer_fast,
@@ -22,7 +23,13 @@ from tinyarena.kernels._svdf_math import (
     svdf_quant,
 )
 from tinyarena.kernels._tflm_version import scale_arithmetic
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.options import SVDFOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
@@ -150,5 +157,15 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
                      ctx.workspace)
 
 
-REGISTRATION = Registration("SVDF", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """The integer fast path over views fixed at bind time; anything else runs eval."""
+    plan = data.plan
+    if plan is None or plan.fast is None:
+        return None
+    return bind_svdf_integer_fast(ctx.tensor_data(op.inputs[INPUT]),
+                                  ctx.tensor_data(op.inputs[ACTIVATION_STATE]),
+                                  ctx.tensor_data(op.outputs[OUTPUT]), plan.fast, ctx.workspace)
+
+
+REGISTRATION = Registration("SVDF", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteSVDFParams")

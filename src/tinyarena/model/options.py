@@ -27,14 +27,19 @@ defaults of its own table.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from dataclasses import fields as dataclass_fields
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from tinyarena.errors import ModelError
 from tinyarena.model._flatbuf import Table, scalar_type
 from tinyarena.model._schema import ENUMS, TABLES, UNIONS
+
+from tinyarena.model._lazy_dataclass import declared_fields
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same frozen dataclasses, their methods generated on first use (cold start)
+    from tinyarena.model._lazy_dataclass import dataclass
 
 # mypy types the functional Enum API only for literal member lists; this one comes from the schema.
 BuiltinOperator = enum.IntEnum(  # type: ignore[misc]
@@ -1291,12 +1296,13 @@ def _build_specs() -> Mapping[str, OptionsSpec]:
             cls = globals()[table]
             by_name = {f.name: f for f in TABLES[table]}
             fields = []
-            for dc_field in dataclass_fields(cls):
-                definition = by_name[dc_field.name]
+            # read off the class body: does not complete the (lazy) dataclass
+            for name, default in declared_fields(cls):
+                definition = by_name[name]
                 scalar = "string" if definition.kind == "string" else scalar_type(definition)
                 enum_name = definition.type if definition.kind == "enum" else None
-                fields.append(OptionField(dc_field.name, definition.slot, scalar,
-                                          definition.vector, dc_field.default, enum_name))
+                fields.append(OptionField(name, definition.slot, scalar,
+                                          definition.vector, default, enum_name))
             specs[table] = OptionsSpec(table, union, position + 1, cls, tuple(fields))
     return MappingProxyType(specs)
 

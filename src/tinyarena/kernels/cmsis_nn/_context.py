@@ -47,7 +47,8 @@ class ScratchRewrite:
         return handles[0] if handles else -1
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,
-                          persistent: bool = True, initial: np.ndarray | None = None) -> int:
+                          persistent: bool = True,
+                          initial: np.ndarray | Callable[[], np.ndarray] | None = None) -> int:
         return self._ctx.request_workspace(shape, dtype, persistent=persistent,
                                            initial=initial)
 

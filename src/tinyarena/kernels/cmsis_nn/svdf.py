@@ -46,5 +46,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> reference.OpData:
 # integers and rounding; reused. Checked: keyword_scrambled(_8bit) on all three ISAs.
 eval_ = reference.eval_
 
-REGISTRATION = Registration("SVDF", init=init, prepare=prepare, eval=eval_,
+bind = reference.bind  # same OpData: the reference's bound integer fast path
+
+REGISTRATION = Registration("SVDF", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteSVDFParams")

@@ -1,0 +1,82 @@
+"""Invoke as a precompiled sequence of closures, built once per ``allocate_tensors``.
+
+Streaming models run 40-120 small operators per invoke, many times a second, so what an
+invoke costs besides the arithmetic matters as much as the arithmetic. Here every operator
+becomes one zero-argument callable when the tensors are allocated:
+
+* a kernel whose ``Registration`` has ``bind`` returns its own closure over the arena views,
+  workspaces and constants it needs, looked up once (no per-invoke lookups, attribute chains
+  or dtype checks);
+* any other kernel (every kernel written to the plain init/prepare/eval contract, including
+  new ones) runs as ``functools.partial(eval, ctx, op, data)``: a C-level call with its
+  arguments already bound.
+
+An invoke is then one loop over the tuple of callables. Nothing is allocated per invoke by the
+plan itself; the kernels keep their own no-allocation contract.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Sequence
+
+from tinyarena.errors import KernelError, TinyArenaError
+from tinyarena.kernels.base import BindFn, EvalContext, EvalFn, Step
+from tinyarena.model.types import Operator
+
+
+class InvokePlan:
+    """One subgraph's operators as bound steps, run in order (MicroInterpreterGraph)."""
+
+    __slots__ = ("steps", "operators", "subgraph_index")
+
+    def __init__(self, steps: Sequence[Step], operators: Sequence[Operator],
+                 subgraph_index: int) -> None:
+        self.steps: tuple[Step, ...] = tuple(steps)
+        self.operators = tuple(operators)
+        self.subgraph_index = subgraph_index
+
+    def run(self) -> None:
+        done = 0
+        try:
+            for step in self.steps:
+                step()
+                done += 1
+        except TinyArenaError:
+            raise
+        except Exception as exc:  # a foreign error inside a kernel: name the op
+            op = self.operators[done] if done < len(self.operators) else None
+            where = "" if op is None else \
+                f"{op.name} (operator {op.index} of subgraph {self.subgraph_index})"
+            raise KernelError(f"{where} failed during invoke: {type(exc).__name__}: {exc}") \
+                from exc
+
+
+def bind_step(ctx: EvalContext, op: Operator, data: Any, eval_fn: EvalFn,
+              bind: BindFn | None) -> Step:
+    """The kernel's own bound step when it offers one, else its eval with bound arguments."""
+    if bind is not None:
+        try:
+            step = bind(ctx, op, data)
+        except TinyArenaError:
+            raise
+        except Exception as exc:
+            raise KernelError(f"{op.name} (operator {op.index}) could not bind its tensors: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        if step is not None:
+            return step
+    return partial(eval_fn, ctx, op, data)
+
+
+def compile_plan(ctx: EvalContext, operators: Sequence[Operator], evals: Sequence[EvalFn],
+                 binds: Sequence[BindFn | None], op_data: Sequence[Any],
+                 subgraph_index: int) -> InvokePlan:
+    """Every operator of one subgraph as a step; ``binds`` may be shorter (missing: None)."""
+    steps = []
+    for i, (op, fn, data) in enumerate(zip(operators, evals, op_data)):
+        bind = binds[i] if i < len(binds) else None
+        steps.append(bind_step(ctx, op, data, fn, bind))
+    return InvokePlan(steps, operators, subgraph_index)
+
+
+__all__ = ["InvokePlan", "bind_step", "compile_plan"]

@@ -1,0 +1,136 @@
+"""Building blocks for kernels' ``bind`` (see ``kernels.base``): invoke-time steps made once.
+
+Data-movement kernels (READ_VARIABLE, CONCATENATION, STRIDED_SLICE, RESHAPE...) move a few
+hundred bytes per invoke in streaming models; a numpy call costs more than the copy. A copy
+whose byte ranges are known at bind time is done here as memoryview slice assignments (a
+memmove each, no numpy dispatch, nothing allocated), or as one ``np.take`` into the output
+when it breaks into many pieces.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+Step = Callable[[], None]
+
+MAX_RUNS = 16  # contiguous pieces copied one by one; more take one np.take
+
+
+def _bytes_of(array: np.ndarray) -> memoryview:
+    """A flat, writable-if-the-array-is byte memoryview of a C-contiguous array."""
+    if not array.flags.c_contiguous:
+        raise ValueError("bound copies need C-contiguous tensors")
+    return array.reshape(-1).view(np.uint8).data
+
+
+def nothing() -> None:
+    """The step of an op with nothing to do (e.g. a RESHAPE planned in place)."""
+    return None
+
+
+def copy_runs(dst: np.ndarray, src: np.ndarray,
+              runs: Sequence[tuple[int, int, int]]) -> Step:
+    """Copy ``(dst_byte, src_byte, nbytes)`` pieces of ``src`` into ``dst``, in order."""
+    d, s = _bytes_of(dst), _bytes_of(src)
+    pairs = tuple((d[a:a + n], s[b:b + n]) for a, b, n in runs if n > 0)
+    if len(pairs) == 1:
+        (dd, ss), = pairs
+
+        def one() -> None:
+            dd[:] = ss
+        return one
+
+    def many() -> None:
+        for dd, ss in pairs:
+            dd[:] = ss
+    return many
+
+
+def byte_copy(dst: np.ndarray, src: np.ndarray) -> Step:
+    """Copy all of ``src``'s bytes over ``dst`` (same size); nothing when they are one buffer."""
+    if dst.nbytes != src.nbytes:
+        raise ValueError(f"{src.nbytes} bytes copied into {dst.nbytes}")
+    if dst.__array_interface__["data"][0] == src.__array_interface__["data"][0]:
+        return nothing
+    return copy_runs(dst, src, [(0, 0, dst.nbytes)])
+
+
+def element_runs(index: np.ndarray, itemsize: int) -> list[tuple[int, int, int]]:
+    """Byte pieces of a gather: ``dst.flat[i] = src.flat[index[i]]`` as contiguous runs."""
+    index = np.asarray(index, dtype=np.int64).reshape(-1)
+    if index.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(index) != 1) + 1
+    starts = np.concatenate(([0], breaks))
+    ends = np.concatenate((breaks, [index.size]))
+    return [(int(a) * itemsize, int(index[a]) * itemsize, int(b - a) * itemsize)
+            for a, b in zip(starts, ends)]
+
+
+def gather(dst: np.ndarray, src: np.ndarray, index: np.ndarray) -> Step:
+    """``dst.flat[i] = src.flat[index[i]]`` for every i, with ``index`` fixed at bind time."""
+    index = np.ascontiguousarray(index, dtype=np.intp).reshape(-1)
+    if index.size != dst.size or src.dtype != dst.dtype:
+        raise ValueError("gather: index count or dtype does not match the output")
+    runs = element_runs(index, dst.dtype.itemsize)
+    if len(runs) <= MAX_RUNS:
+        return copy_runs(dst, src, runs)
+    flat_src = src.reshape(-1)
+    flat_dst = dst.reshape(-1)
+
+    def take() -> None:
+        np.take(flat_src, index, out=flat_dst, mode="clip")  # "raise" would buffer out
+    return take
+
+
+LUT_MAX_ELEMENTS = 4096  # np.take makes an intp copy of the indices: keep it small
+
+
+def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]
+              ) -> Step | None:
+    """An element-wise int8/uint8 op as a 256-entry table of ``fn`` itself.
+
+    An output element of such an op depends on its input byte alone, so evaluating ``fn`` (the
+    kernel's own arithmetic, the one eval runs) once on all 256 inputs gives every answer it
+    can produce; the step is then one lookup. None when the tensors do not suit (eval runs).
+    """
+    if x.dtype not in (np.int8, np.uint8) or x.shape != out.shape or \
+            x.size > LUT_MAX_ELEMENTS or not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    probe = np.arange(256, dtype=np.uint8).view(x.dtype)
+    table = np.asarray(fn(probe))
+    if table.shape != (256,):
+        return None
+    table = np.ascontiguousarray(table.astype(out.dtype, casting="unsafe"))
+    if not np.array_equal(table.astype(np.float64), np.asarray(fn(probe), np.float64),
+                          equal_nan=True):
+        return None  # fn's values do not fit the output type: let eval do what it does
+    index = x.reshape(-1).view(np.uint8)
+    flat = out.reshape(-1)
+    if x.size == 1:
+        values = table.tolist()
+
+        def scalar() -> None:
+            flat[0] = values[index[0]]
+        return scalar
+
+    def lookup() -> None:
+        np.take(table, index, out=flat, mode="clip")
+    return lookup
+
+
+def bind_copy_input(ctx: Any, op: Any, data: Any) -> Step | None:
+    """bind of RESHAPE, SQUEEZE, EXPAND_DIMS: input 0's elements into output 0, unless they
+    are one buffer (``_elementwise.copy_if_distinct``); None when eval must raise instead."""
+    src = ctx.tensor_data(op.inputs[0])
+    dst = ctx.tensor_data(op.outputs[0])
+    if src.size != dst.size or src.dtype != dst.dtype or not (
+            src.flags.c_contiguous and dst.flags.c_contiguous):
+        return None
+    return byte_copy(dst, src)
+
+
+__all__ = ["LUT_MAX_ELEMENTS", "MAX_RUNS", "bind_copy_input", "byte_copy", "copy_runs",
+           "element_runs", "gather", "nothing", "unary_lut"]
