@@ -66,6 +66,11 @@ MODULES: dict[str, str] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "unidirectional_sequence_lstm",
     "VAR_HANDLE": "var_handle",
     "WHILE": "while_",
+    "CEIL": "ceil",
+    "EXP": "exp",
+    "FLOOR": "floor",
+    "NEG": "neg",
+    "ROUND": "round",
 }
 
 
