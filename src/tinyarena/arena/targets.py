@@ -149,6 +149,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataComparison": (32, 4),
     "OpDataAbsRsqrt": (28, 4),  # elementwise.cc: 4 int32, bool, int-based enum, TfLiteType
     "OpDataVarHandle": (4, 4),
+    "OpDataSquaredDifference": (112, 8),  # bool + ArithmeticParams (int64 members)
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {

@@ -71,6 +71,12 @@ MODULES: dict[str, str] = {
     "FLOOR": "floor",
     "NEG": "neg",
     "ROUND": "round",
+    "DIV": "div",
+    "FLOOR_DIV": "floor_div",
+    "FLOOR_MOD": "floor_mod",
+    "LOGICAL_AND": "logical",
+    "LOGICAL_OR": "logical",
+    "SQUARED_DIFFERENCE": "squared_difference",
 }
 
 
