@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._conv_common import (
     CHUNK_BYTES,
     GEMM_MACS_PER_CALL,
@@ -458,6 +459,7 @@ def _chunk_end(data: ConvData, wmat: np.ndarray, bias_arr: np.ndarray | None,
     return _ConvChunkEnd(data, acc_bias, None, ws(data.ws_acci), ws(data.ws_tmp))
 
 
+@c_float_env
 def conv2d_eval(ctx: Any, op: Operator, data: ConvData) -> None:
     """ConvEval: reads input/filter/bias, writes the output view in place."""
     bias_arr = None
@@ -622,6 +624,7 @@ def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
                                work=ws(data.ws_acci)[:y1 - y0])
 
 
+@c_float_env
 def depthwise_eval(ctx: Any, op: Operator, data: DepthwiseData) -> None:
     """DepthwiseConvEval."""
     bias_arr = None
@@ -908,6 +911,7 @@ def fully_connected_small(data: FullyConnectedData, x: np.ndarray, out: np.ndarr
     np.minimum(out2, np.float32(data.float_max), out=out2)
 
 
+@c_float_env
 def fully_connected_eval(ctx: Any, op: Operator, data: FullyConnectedData) -> None:
     """FullyConnectedEval."""
     if data.small:

@@ -18,6 +18,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_common import compute_padding_height_width
+from tinyarena.kernels._ieee import c_min_max_inplace
 from tinyarena.kernels._quant import (
     calculate_activation_range_float,
     calculate_activation_range_quantized,
@@ -205,8 +206,29 @@ def _source(x: np.ndarray, plan: PoolPlan, ws: Callable[[int], np.ndarray]) -> n
     return padded
 
 
+class _FloatMax:
+    """TFLM's float max loop, ``max = std::max(max, x)``, i.e. ``max < x ? x : max``: as
+    np.fmax it never picks a NaN, but on a tie of -0.0 and +0.0 it keeps the earlier one
+    (fmax may return either). Offers the two ufunc methods _gather uses."""
+
+    def __call__(self, a: np.ndarray | np.generic, b: np.ndarray | np.generic,
+                 out: np.ndarray) -> None:
+        a_arr, b_arr = np.asarray(a), np.asarray(b)
+        np.copyto(out, np.where(a_arr < b_arr, b_arr, a_arr))
+
+    def accumulate(self, rows: np.ndarray, axis: int, out: np.ndarray) -> None:
+        zeros = rows == 0
+        first_zero = np.argmax(zeros, axis=0)[None]
+        negative = np.signbit(np.take_along_axis(rows, first_zero, axis=0))[0]
+        np.fmax.accumulate(rows, axis=axis, out=out)
+        # a zero maximum carries the sign of the window's first zero (later ties keep it)
+        fix = (out[-1] == 0) & zeros.any(axis=0)
+        if fix.any():
+            out[-1][fix] = np.where(negative[fix], -0.0, 0.0)
+
+
 def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | None,
-            rows: np.ndarray | None, combine: np.ufunc) -> None:
+            rows: np.ndarray | None, combine: np.ufunc | _FloatMax) -> None:
     """acc = the combination (add or fmax/maximum) of every window, in TFLM's tap order."""
     if plan.by_taps:
         if tmp is None:
@@ -218,7 +240,7 @@ def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | 
                 first = False
                 # TFLM starts from 0 (a float -0.0 becomes +0.0) or the lowest value (a NaN
                 # is skipped): combine the first tap with that start value.
-                combine(acc, plan.pad_value, out=acc)
+                combine(plan.pad_value, acc, out=acc)
                 continue
             np.copyto(tmp, src[:, ty, tx], casting="unsafe")
             combine(acc, tmp, out=acc)
@@ -269,8 +291,7 @@ def average_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
         acc += plan.half
         np.floor_divide(acc, plan.divisor, out=acc)
         acc *= tmp
-    np.maximum(acc, plan.lo, out=acc)
-    np.minimum(acc, plan.hi, out=acc)
+    c_min_max_inplace(acc, plan.lo, plan.hi)
     np.copyto(out, acc, casting="unsafe")
 
 
@@ -278,19 +299,18 @@ def max_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
              ws: Callable[[int], np.ndarray]) -> None:
     """reference_ops::MaxPool / reference_integer_ops::MaxPool, then the activation clamp.
 
-    Starts from the type's lowest value; float uses fmax, which like TFLM's std::max loop
-    skips NaN inputs.
+    Starts from the type's lowest value; float uses :class:`_FloatMax`, TFLM's std::max loop
+    (NaN inputs skipped, the earlier of two signed zeros kept).
     """
     plan = _plan(p)
-    combine = np.fmax if p.type == _F32 else np.maximum
+    combine: np.ufunc | _FloatMax = _FloatMax() if p.type == _F32 else np.maximum
     acc = ws(plan.acc)
     if plan.by_taps:
         _gather(_source(x, plan, ws), plan, acc, ws(plan.tmp), None, combine)
     else:
         _gather(_source(x, plan, ws), plan, acc, None, ws(plan.rows), combine)
     np.copyto(out, acc)
-    np.maximum(out, plan.lo, out=out)
-    np.minimum(out, plan.hi, out=out)
+    c_min_max_inplace(out, plan.lo, plan.hi)
 
 
 __all__ = ["PoolOpData", "PoolPlan", "average_pool", "max_pool", "pool_op_data", "pool_plan"]

@@ -145,9 +145,13 @@ def _softmax_float(rows: np.ndarray, beta: float) -> np.ndarray:
     """reference_ops::Softmax<float>: std::exp(float) (glibc's expf, ported bit-exactly in
     ``_libm``), sequential float32 sum, then divide."""
     f32 = np.float32
-    diff = (rows - rows.max(axis=1, keepdims=True)) * f32(beta)
+    # max = std::max(max, x) from the lowest float: a NaN never becomes the maximum
+    row_max = np.fmax(np.fmax.reduce(rows, axis=1, keepdims=True), np.finfo(f32).min)
+    diff = (rows - row_max) * f32(beta)
     exp = expf(diff)
-    total = np.cumsum(exp, axis=1, dtype=f32)[:, -1:]  # left-to-right, as the C loop
+    # left-to-right, as the C loop. A row holding a NaN is NaN throughout, as in TFLM; the
+    # NaNs' sign bits may differ from the wheel's (x86 keeps one operand's NaN per addition)
+    total = np.cumsum(exp, axis=1, dtype=f32)[:, -1:]
     return exp / total
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._reduce_math import ReduceOpData, reduce, reduce_op_data, workspace_layout
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
@@ -49,6 +50,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> ReduceOpData | None:
                                                                      persistent=False))
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:
     """EvalMeanHelper / EvalSumHelper (see _reduce_math.reduce); the axis is read at eval."""
     out = ctx.tensor_data(op.outputs[OUTPUT])

@@ -7,6 +7,7 @@ int16 lookup tables (exp and 1/(1+x), 1026 bytes each; InitializeLutForInt16).
 
 from __future__ import annotations
 
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._softmax_math import SoftmaxOpData, softmax, softmax_op_data
 from tinyarena.kernels._unary import io_tensors
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
@@ -34,6 +35,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> SoftmaxOpData:
     return softmax_op_data(op, inp, out)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: SoftmaxOpData) -> None:
     """SoftmaxEval: float, int8 (-> int8/int16) or int16 arithmetic (see _softmax_math)."""
     out = ctx.tensor_data(op.outputs[OUTPUT])
