@@ -150,6 +150,8 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataAbsRsqrt": (28, 4),  # elementwise.cc: 4 int32, bool, int-based enum, TfLiteType
     "OpDataVarHandle": (4, 4),
     "OpDataSquaredDifference": (112, 8),  # bool + ArithmeticParams (int64 members)
+    "PreluParams": (28, 4),
+    "OpDataElu": (256, 1),  # elu.cc OpData: int8_t table[256]
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {

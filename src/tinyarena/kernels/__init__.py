@@ -77,6 +77,8 @@ MODULES: dict[str, str] = {
     "LOGICAL_AND": "logical",
     "LOGICAL_OR": "logical",
     "SQUARED_DIFFERENCE": "squared_difference",
+    "ELU": "elu",
+    "PRELU": "prelu",
 }
 
 
