@@ -152,6 +152,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataSquaredDifference": (112, 8),  # bool + ArithmeticParams (int64 members)
     "PreluParams": (28, 4),
     "OpDataElu": (256, 1),  # elu.cc OpData: int8_t table[256]
+    "L2NormalizationParams": (4, 4),
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {

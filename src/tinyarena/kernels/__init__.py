@@ -79,6 +79,8 @@ MODULES: dict[str, str] = {
     "SQUARED_DIFFERENCE": "squared_difference",
     "ELU": "elu",
     "PRELU": "prelu",
+    "L2_NORMALIZATION": "l2norm",
+    "L2_POOL_2D": "l2_pool_2d",
 }
 
 
