@@ -153,6 +153,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "PreluParams": (28, 4),
     "OpDataElu": (256, 1),  # elu.cc OpData: int8_t table[256]
     "L2NormalizationParams": (4, 4),
+    "OpDataAddN": (40, 4),  # add_n.cc OpData: nine int32 and a scratch index
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {

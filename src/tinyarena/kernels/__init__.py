@@ -81,6 +81,7 @@ MODULES: dict[str, str] = {
     "PRELU": "prelu",
     "L2_NORMALIZATION": "l2norm",
     "L2_POOL_2D": "l2_pool_2d",
+    "ADD_N": "add_n",
 }
 
 
