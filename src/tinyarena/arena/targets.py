@@ -184,6 +184,7 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "OpDataTransposeConv": (88, 8),
     "OpDataConcatenation": (80, 8),
     "OpDataAssignVariable": (4, 4),
+    "LogSoftmaxOpData": (40, 8),  # five int32 and two size_t
     # Builtin structs that contain pointers.
     "TfLiteVarHandleParams": (16, 8),
     **_COMMON_BUILTIN,
@@ -219,6 +220,7 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     "SoftmaxParams": (56, 4),
     "OpDataTransposeConv": (72, 4),
     "OpDataConcatenation": (24, 4),
+    "LogSoftmaxOpData": (28, 4),
     "TfLiteVarHandleParams": (8, 4),
     **_COMMON_BUILTIN,
     **_ENUM_BUILTIN_INT,

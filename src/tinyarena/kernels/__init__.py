@@ -82,6 +82,7 @@ MODULES: dict[str, str] = {
     "L2_NORMALIZATION": "l2norm",
     "L2_POOL_2D": "l2_pool_2d",
     "ADD_N": "add_n",
+    "LOG_SOFTMAX": "log_softmax",
 }
 
 
