@@ -154,6 +154,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataElu": (256, 1),  # elu.cc OpData: int8_t table[256]
     "L2NormalizationParams": (4, 4),
     "OpDataAddN": (40, 4),  # add_n.cc OpData: nine int32 and a scratch index
+    "OpDataCircularBuffer": (8, 4),
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {

@@ -83,6 +83,7 @@ MODULES: dict[str, str] = {
     "L2_POOL_2D": "l2_pool_2d",
     "ADD_N": "add_n",
     "LOG_SOFTMAX": "log_softmax",
+    "CIRCULAR_BUFFER": "circular_buffer",
 }
 
 
