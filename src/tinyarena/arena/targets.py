@@ -155,6 +155,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "L2NormalizationParams": (4, 4),
     "OpDataAddN": (40, 4),  # add_n.cc OpData: nine int32 and a scratch index
     "OpDataCircularBuffer": (8, 4),
+    "QuantizationOpDataBatchMatmul": (28, 4),
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {
@@ -186,6 +187,7 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "OpDataConcatenation": (80, 8),
     "OpDataAssignVariable": (4, 4),
     "LogSoftmaxOpData": (40, 8),  # five int32 and two size_t
+    "OpDataBatchMatmul": (32, 8),  # three pointers and three bools
     # Builtin structs that contain pointers.
     "TfLiteVarHandleParams": (16, 8),
     **_COMMON_BUILTIN,
@@ -222,6 +224,7 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     "OpDataTransposeConv": (72, 4),
     "OpDataConcatenation": (24, 4),
     "LogSoftmaxOpData": (28, 4),
+    "OpDataBatchMatmul": (16, 4),
     "TfLiteVarHandleParams": (8, 4),
     **_COMMON_BUILTIN,
     **_ENUM_BUILTIN_INT,

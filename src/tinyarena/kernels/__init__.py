@@ -84,6 +84,7 @@ MODULES: dict[str, str] = {
     "ADD_N": "add_n",
     "LOG_SOFTMAX": "log_softmax",
     "CIRCULAR_BUFFER": "circular_buffer",
+    "BATCH_MATMUL": "batch_matmul",
 }
 
 
