@@ -155,7 +155,8 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         rhs = np.swapaxes(rhs, -1, -2)
     if data.type == TensorType.FLOAT32:
         total = np.zeros(data.out_shape, np.float32)
-        for k in range(lhs.shape[-1]):  # the reference's k order, one rounding per step
+        depth = int(np.shape(lhs)[-1])
+        for k in range(depth):  # the reference's k order, one rounding per step
             total += np.multiply(lhs[..., :, k:k + 1], rhs[..., k:k + 1, :], dtype=np.float32)
         out[...] = total
         return
