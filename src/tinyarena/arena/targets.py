@@ -156,6 +156,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataAddN": (40, 4),  # add_n.cc OpData: nine int32 and a scratch index
     "OpDataCircularBuffer": (8, 4),
     "QuantizationOpDataBatchMatmul": (28, 4),
+    "OpDataDetectionPostProcess": (112, 4),  # detection_postprocess.cc OpData
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {

@@ -85,6 +85,7 @@ MODULES: dict[str, str] = {
     "LOG_SOFTMAX": "log_softmax",
     "CIRCULAR_BUFFER": "circular_buffer",
     "BATCH_MATMUL": "batch_matmul",
+    "TFLite_Detection_PostProcess": "detection_postprocess",
 }
 
 
