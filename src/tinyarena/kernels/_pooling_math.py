@@ -209,22 +209,40 @@ def _source(x: np.ndarray, plan: PoolPlan, ws: Callable[[int], np.ndarray]) -> n
 class _FloatMax:
     """TFLM's float max loop, ``max = std::max(max, x)``, i.e. ``max < x ? x : max``: as
     np.fmax it never picks a NaN, but on a tie of -0.0 and +0.0 it keeps the earlier one
-    (fmax may return either). Offers the two ufunc methods _gather uses."""
+    (fmax may return either). Offers the two ufunc methods _gather uses; works in blocks so
+    the comparison masks stay small whatever the layer size."""
 
     def __call__(self, a: np.ndarray | np.generic, b: np.ndarray | np.generic,
                  out: np.ndarray) -> None:
-        a_arr, b_arr = np.asarray(a), np.asarray(b)
-        np.copyto(out, np.where(a_arr < b_arr, b_arr, a_arr))
+        if isinstance(a, np.ndarray) and a is out:  # acc = max(acc, tap)
+            flat, other = out.reshape(-1), np.asarray(b)
+            for start in range(0, flat.size, _MASK_BLOCK):
+                block = flat[start:start + _MASK_BLOCK]
+                source = other.reshape(-1)[start:start + _MASK_BLOCK] if other.ndim else other
+                np.copyto(block, source, where=block < source)
+            return
+        # acc = max(start value, first tap): keep the tap unless it is not above the start
+        flat, start_value = out.reshape(-1), np.asarray(a)
+        for start in range(0, flat.size, _MASK_BLOCK):
+            block = flat[start:start + _MASK_BLOCK]
+            mask = start_value < block
+            np.logical_not(mask, out=mask)
+            np.copyto(block, start_value, where=mask)
 
     def accumulate(self, rows: np.ndarray, axis: int, out: np.ndarray) -> None:
-        zeros = rows == 0
-        first_zero = np.argmax(zeros, axis=0)[None]
-        negative = np.signbit(np.take_along_axis(rows, first_zero, axis=0))[0]
         np.fmax.accumulate(rows, axis=axis, out=out)
-        # a zero maximum carries the sign of the window's first zero (later ties keep it)
-        fix = (out[-1] == 0) & zeros.any(axis=0)
-        if fix.any():
-            out[-1][fix] = np.where(negative[fix], -0.0, 0.0)
+        # A zero maximum carries the sign of the window's first zero: the running maximum
+        # first reaches zero at that tap (everything before it is negative), and later ties
+        # keep it.
+        last = out[-1]
+        zero = last == 0
+        if zero.any():
+            first = np.argmax(out == 0, axis=0)[None]
+            negative = np.signbit(np.take_along_axis(out, first, axis=0))[0]
+            last[zero] = np.where(negative[zero], -0.0, 0.0)
+
+
+_MASK_BLOCK = 2048
 
 
 def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | None,
