@@ -153,6 +153,21 @@ def test_floor_mod_zero_divisor_gives_nan_like_tflm() -> None:
           [a.astype(np.float32), b.astype(np.float32)])
 
 
+@pytest.mark.parametrize("dtype", ("int8", "int16", "float32"))
+@pytest.mark.parametrize("op", ("LOGICAL_AND", "LOGICAL_OR"))
+def test_logical_on_other_types_matches_tflm(op: str, dtype: str) -> None:
+    """TFLM reads any tensor as bools: bitwise AND/OR of the first element-count bytes."""
+    rng = np.random.default_rng(len(op) + len(dtype))
+    for _ in range(4):
+        s1, s2 = random_shapes(rng)
+        model = build(op, dtype, s1, s2)
+        inputs = [values(rng, s1, dtype), values(rng, s2, dtype)]
+        ours, theirs = run_kernels(model, inputs)[0], tflm_run(model, inputs)[0]
+        written = ours.size  # bytes: the rest of the output is whatever the arena held
+        assert np.array_equal(ours.reshape(-1).view(np.uint8)[:written],
+                              theirs.reshape(-1).view(np.uint8)[:written])
+
+
 @pytest.mark.parametrize("op", ("LOGICAL_AND", "LOGICAL_OR"))
 def test_logical_matches_tflm(op: str) -> None:
     rng = np.random.default_rng(len(op))
