@@ -147,17 +147,32 @@ def test_binary_float_specials_match_tflm(op: str, activation: str) -> None:
 
 @pytest.mark.parametrize("op", ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"))
 def test_weighted_float_specials_match_tflm(op: str) -> None:
-    """Overflowing weights (and infinite ones for FULLY_CONNECTED) as well as inputs.
-
-    Known gap: an infinite or NaN weight on a tap that falls in a convolution's padding gives
-    NaN here (the padding is multiplied as zeros) where TFLM skips the tap."""
+    """Overflowing and infinite weights as well as inputs: an infinite weight on a tap in the
+    padding must not turn the output into NaN (TFLM skips padded taps)."""
     rng = np.random.default_rng(len(op))
     size = {"CONV_2D": 36, "DEPTHWISE_CONV_2D": 18, "FULLY_CONNECTED": 18}[op]
     weights = mixed(rng, (size,), p_special=0.2)
     weights[weights != weights] = 2.0  # NaN weights would make every output NaN
-    if op != "FULLY_CONNECTED":
-        weights[np.isinf(weights)] = np.copysign(np.float32(3.4e38), weights[np.isinf(weights)])
+    weights[0] = np.inf  # tap (0, 0): in the padding for the first output row and column
     model = weighted_model(op, weights)
     shape = (2, 6) if op == "FULLY_CONNECTED" else (1, 5, 5, 2)
     for p in (0.0, 0.1, 0.5):
         check_bits(model, [mixed(rng, shape, p)])
+
+
+def test_large_conv_with_infinite_weight_matches_tflm() -> None:
+    """A conv above the exact path's size (float64 GEMM otherwise): an infinite weight sends it
+    to TFLM's own summation order with padded taps skipped, so it is bit-exact too."""
+    rng = np.random.default_rng(5)
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 32, 32, 16), "float32")
+    w = rng.normal(0, 0.2, size=(64, 3, 3, 16)).astype(np.float32)
+    w[3, 0, 0, 5] = np.inf
+    w[9, 2, 2, 0] = -np.inf
+    wt = b.add_constant("w", w)
+    bias = b.add_constant("b", rng.normal(0, 1, 64).astype(np.float32))
+    y = b.add_tensor("y", (1, 32, 32, 64), "float32")
+    b.add_operator("CONV_2D", [x, wt, bias], [y], padding="SAME", stride_w=1, stride_h=1,
+                   fused_activation_function="NONE")
+    b.mark_output(y)
+    check_bits(b.build(), [rng.normal(0, 1, size=(1, 32, 32, 16)).astype(np.float32)])
