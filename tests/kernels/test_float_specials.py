@@ -71,12 +71,10 @@ def weighted_model(op: str, weights: np.ndarray) -> bytes:
     return b.build()
 
 
-def check_bits(model: bytes, inputs: list[np.ndarray], *, any_nan: bool = False,
-               ulps: int = 0) -> None:
-    """Bit-identical outputs. ``any_nan``: a NaN matches any NaN (SOFTMAX: which operand's
-    NaN an x86 addition keeps decides the sign bit; values are the same). ``ulps``: finite
-    results within that many float32 ulps (SIN, COS, LOG: libm's sinf/cosf/logf are not ported
-    bit for bit; non-finite results must still be identical)."""
+def check_bits(model: bytes, inputs: list[np.ndarray], *, ulps: int = 0) -> None:
+    """Bit-identical outputs, NaN sign bits included. ``ulps``: finite results within that
+    many float32 ulps (SIN, COS, LOG: libm's sinf/cosf/logf are not ported bit for bit;
+    non-finite results must still be identical)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ours = run_kernels(model, inputs)[0]
@@ -86,8 +84,6 @@ def check_bits(model: bytes, inputs: list[np.ndarray], *, any_nan: bool = False,
     if ours.dtype == np.float32:
         a, b = ours.reshape(-1), theirs.reshape(-1)
         same = a.view(np.uint32) == b.view(np.uint32)
-        if any_nan:
-            same |= np.isnan(a) & np.isnan(b)
         if ulps:
             finite = np.isfinite(a) & np.isfinite(b) & (np.sign(a) == np.sign(b))
             gap = np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
@@ -132,7 +128,7 @@ def test_unary_float_specials_match_tflm(case: str) -> None:
     sg = read_model(model).subgraphs[0]
     shape = tuple(sg.tensors[sg.inputs[0]].shape)
     for _ in range(3):
-        check_bits(model, [mixed(rng, shape)], any_nan=case == "softmax",
+        check_bits(model, [mixed(rng, shape)],
                    ulps=1 if case in ("sin", "cos", "log") else 0)
 
 
@@ -176,3 +172,14 @@ def test_large_conv_with_infinite_weight_matches_tflm() -> None:
                    fused_activation_function="NONE")
     b.mark_output(y)
     check_bits(b.build(), [rng.normal(0, 1, size=(1, 32, 32, 16)).astype(np.float32)])
+
+
+@pytest.mark.parametrize("beta", (1.0, 0.0, 2.5))
+def test_softmax_nan_rows_match_tflm_bit_for_bit(beta: float) -> None:
+    """The row maximum skips NaNs (std::max from the lowest float), the sum adds left to right
+    keeping the first operand's NaN, and each output is exp / sum: NaN sign bits follow."""
+    nan, inf = np.nan, np.inf
+    rows = np.array([[nan, 0, 1, 2, -1], [inf, 0, 1, 2, -1], [nan, inf, -inf, 1e38, 0],
+                     [-1e-45, -2.5, inf, nan, 3.4e38], [inf, nan, 0, 0, 0],
+                     [-inf, -inf, -inf, -inf, -inf], [3e38, -3e38, 0, 0, 1]], np.float32)
+    check_bits(unary_model("SOFTMAX", rows.shape, beta=beta), [rows])

@@ -149,8 +149,8 @@ def _softmax_float(rows: np.ndarray, beta: float) -> np.ndarray:
     row_max = np.fmax(np.fmax.reduce(rows, axis=1, keepdims=True), np.finfo(f32).min)
     diff = (rows - row_max) * f32(beta)
     exp = expf(diff)
-    # left-to-right, as the C loop. A row holding a NaN is NaN throughout, as in TFLM; the
-    # NaNs' sign bits may differ from the wheel's (x86 keeps one operand's NaN per addition)
+    # left to right, as the C loop (sum = sum + exp: with NaNs, x86 keeps the sum's, and so
+    # does numpy; NaN sign bits match the wheel's, see tests/kernels/test_float_specials.py)
     total = np.cumsum(exp, axis=1, dtype=f32)[:, -1:]
     return exp / total
 
