@@ -183,3 +183,37 @@ def test_softmax_nan_rows_match_tflm_bit_for_bit(beta: float) -> None:
                      [-1e-45, -2.5, inf, nan, 3.4e38], [inf, nan, 0, 0, 0],
                      [-inf, -inf, -inf, -inf, -inf], [3e38, -3e38, 0, 0, 1]], np.float32)
     check_bits(unary_model("SOFTMAX", rows.shape, beta=beta), [rows])
+
+
+def _reduce_model(op: str) -> bytes:
+    b = ModelBuilder()
+    x = b.add_input("x", (2, 3, 4, 5), "float32")
+    axes = b.add_constant("axes", np.array([1, 2], np.int32))
+    y = b.add_tensor("y", (2, 1, 1, 5), "float32")
+    b.add_operator(op, [x, axes], [y], keep_dims=True)
+    b.mark_output(y)
+    return b.build()
+
+
+def _transpose_conv_model(rng: np.random.Generator) -> bytes:
+    b = ModelBuilder()
+    shape = b.add_constant("shape", np.array([1, 5, 5, 2], np.int32))
+    w = rng.normal(0, 1, (2, 3, 3, 2)).astype(np.float32)
+    w[0, 1, 1, 0] = 3e38
+    x = b.add_input("x", (1, 3, 3, 2), "float32")
+    y = b.add_tensor("y", (1, 5, 5, 2), "float32")
+    b.add_operator("TRANSPOSE_CONV", [shape, b.add_constant("w", w), x], [y], padding="VALID",
+                   stride_w=1, stride_h=1, fused_activation_function="NONE")
+    b.mark_output(y)
+    return b.build()
+
+
+@pytest.mark.parametrize("case", ("MEAN", "SUM", "TRANSPOSE_CONV"))
+def test_more_float_kernels_with_specials_match_tflm(case: str) -> None:
+    rng = np.random.default_rng(len(case) + 100)
+    if case in ("MEAN", "SUM"):
+        model, shape = _reduce_model(case), (2, 3, 4, 5)
+    else:
+        model, shape = _transpose_conv_model(rng), (1, 3, 3, 2)
+    for p in (0.1, 0.4):
+        check_bits(model, [mixed(rng, shape, p)])
