@@ -22,7 +22,7 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._libm import expf, expm1f
 from tinyarena.kernels._quant import tensor_quant
-from tinyarena.kernels._unary import c_int32_from_double, map_chunks
+from tinyarena.kernels._unary import map_chunks
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
 
@@ -53,7 +53,10 @@ def int8_table(s_in: float, zp_in: int, s_out: float, zp_out: int) -> np.ndarray
         s64 = scaled.astype(np.float64)  # roundf, exact in double for float32 values
         rescaled = np.trunc(s64 + np.copysign(0.5, s64)).astype(f32)
         shifted = (rescaled + f32(zp_out)).astype(f32)
-    quantized = np.array([c_int32_from_double(float(v)) for v in shifted], np.int64)
+    # static_cast<int32_t>(float): truncation; x86 gives INT32_MIN for NaN or out of range
+    wide = shifted.astype(np.float64)
+    in_range = np.isfinite(wide) & (wide > -2.0**31 - 1) & (wide < 2.0**31)
+    quantized = np.where(in_range, np.trunc(np.where(in_range, wide, 0.0)), -2.0**31)
     table = np.clip(quantized, -128, 127).astype(np.int8)
     return table[(np.arange(256) + 128) % 256]  # row for uint8(q) = q & 0xFF
 
