@@ -197,3 +197,19 @@ def test_allocations_match_tflm(op: str, dtype: str, s1: tuple[int, ...], s2: tu
     got = {k: (v.used, v.requested, v.count) for k, v in ours.categories.items()}
     assert (ours.head, ours.tail, ours.total) == (theirs.head, theirs.tail, theirs.total)
     assert got == theirs.categories
+
+
+@pytest.mark.parametrize("op,dtype", [("DIV", "float32"), ("DIV", "int8"), ("DIV", "int32"),
+                                      ("SQUARED_DIFFERENCE", "int16"),
+                                      ("SQUARED_DIFFERENCE", "int8"), ("FLOOR_MOD", "float32"),
+                                      ("LOGICAL_OR", "bool"), ("LOGICAL_AND", "int16")])
+def test_large_broadcasts_take_the_blocked_path_like_tflm(op: str, dtype: str) -> None:
+    """Above one block (4096 elements) the kernels evaluate block by block."""
+    rng = np.random.default_rng(len(op) + len(dtype))
+    s1, s2 = (3, 50, 40), (50, 1)
+    quant = quant_for(rng, dtype) if dtype in ("int8", "int16") else ()
+    model = build(op, dtype, s1, s2, quant)
+    x2 = values(rng, s2, dtype, nonzero=op == "DIV")
+    if dtype == "int8" and op == "DIV":
+        x2[x2 == quant[1][1]] = np.int8(quant[1][1] + (1 if quant[1][1] < 127 else -1))
+    check(model, [values(rng, s1, dtype), x2])

@@ -128,3 +128,21 @@ def test_allocations_match_tflm(model: bytes) -> None:
     got = {k: (v.used, v.requested, v.count) for k, v in ours.categories.items()}
     assert (ours.head, ours.tail, ours.total) == (theirs.head, theirs.tail, theirs.total)
     assert got == theirs.categories
+
+
+@pytest.mark.parametrize("dtype", ("float32", "int8", "int16"))
+def test_prelu_large_tensor_matches_tflm(dtype: str) -> None:
+    """Above one block (4096 elements) PRELU evaluates block by block."""
+    rng = np.random.default_rng(40)
+    shape, alpha_shape = (1, 40, 40, 8), (8,)
+    if dtype == "float32":
+        model = prelu_model(shape, alpha_shape, dtype)
+        check(model, [rng.normal(0, 2, shape).astype(np.float32),
+                      rng.normal(0, 1, alpha_shape).astype(np.float32)])
+        return
+    zp_in, zp_out = (0, 0) if dtype == "int16" else (3, -5)
+    quant = ((0.05, zp_in), (0.01, 2), (0.04, zp_out))
+    model = prelu_model(shape, alpha_shape, dtype, quant,
+                        alpha=rng.integers(-128, 128, alpha_shape).astype(np.int8))
+    info = np.iinfo(dtype)
+    check(model, [rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)])

@@ -11,6 +11,7 @@ aliases an input is safe).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -86,11 +87,6 @@ def int8_pairs() -> tuple[np.ndarray, np.ndarray]:
     return values.reshape(256, 1), values.reshape(1, 256)
 
 
-def lookup_pairs(table: np.ndarray, x1: np.ndarray, x2: np.ndarray, out: np.ndarray) -> None:
-    """out = table[uint8(x1), uint8(x2)] with broadcasting (table is (256, 256))."""
-    out[...] = table[x1.view(np.uint8), x2.view(np.uint8)]
-
-
 def activation_min_max(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """ActivationFunctionWithMinMax on float32 as C++ computes it: std::max(x, lo) is
     ``x < lo ? lo : x`` and std::min(.., hi) is ``hi < x ? hi : x``, so NaN passes and -0.0
@@ -98,3 +94,22 @@ def activation_min_max(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     lo32, hi32 = np.float32(lo), np.float32(hi)
     y = np.where(x < lo32, lo32, x)
     return np.where(hi32 < y, hi32, y).astype(np.float32)
+
+
+BLOCK = 4096  # elements per block of a blocked binary eval
+
+
+def map_binary_blocks(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], x1: np.ndarray,
+                      x2: np.ndarray, out: np.ndarray) -> None:
+    """out = fn(x1, x2) with numpy broadcasting, computed BLOCK elements at a time in the
+    output's order, so an invoke's temporaries stay a few blocks whatever the tensor size
+    (the element pairing is the reference loops' broadcasting either way)."""
+    if out.size <= BLOCK:
+        out[...] = fn(*np.broadcast_arrays(x1, x2))
+        return
+    it = np.nditer([x1, x2, out], flags=["external_loop", "buffered", "zerosize_ok"],
+                   op_flags=[["readonly"], ["readonly"], ["writeonly"]], buffersize=BLOCK,
+                   order="C")
+    with it:
+        for a, b, o in it:
+            o[...] = fn(a, b)

@@ -34,10 +34,11 @@ from tinyarena.kernels._binary_io import (
     binary_tensors,
     binary_views,
     int8_pairs,
-    lookup_pairs,
+    map_binary_blocks,
     same_types,
 )
 from tinyarena.kernels._fixedpoint import count_leading_zeros_u32, get_reciprocal
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import (
     INT32_MIN,
     calculate_activation_range_float,
@@ -155,27 +156,32 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     return OpData(out.type, shapes, activation, handle)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """DivEval: switch on the output type."""
     x1, x2, out = binary_views(ctx, op, data.shapes)
     if data.type == TensorType.FLOAT32:
         lo, hi = calculate_activation_range_float(data.activation)
-        with np.errstate(all="ignore"):
-            res = np.divide(x1, x2, dtype=np.float32)
-        out[...] = activation_min_max(res, lo, hi)
+        map_binary_blocks(lambda a, b: activation_min_max(np.divide(a, b, dtype=np.float32),
+                                                          lo, hi), x1, x2, out)
     elif data.type == TensorType.INT32:
-        a, b = np.broadcast_arrays(x1.astype(np.int64), x2.astype(np.int64))
-        if np.any(b == 0) or np.any((a == INT32_MIN) & (b == -1)):
-            raise KernelError("int32 DIV by zero (or INT32_MIN / -1): TFLM traps on it; "
-                              "keep the divisor non-zero")
-        quotient = np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)  # C truncation
         lo_i, hi_i = calculate_activation_range_int(data.activation, np.int32)
-        out[...] = np.clip(quotient, lo_i, hi_i)
+        map_binary_blocks(lambda a, b: np.clip(int32_divide(a, b), lo_i, hi_i), x1, x2, out)
     elif data.type == TensorType.INT8:
-        lookup_pairs(ctx.workspace(data.table), x1, x2, out)
+        table = ctx.workspace(data.table)
+        map_binary_blocks(lambda a, b: table[a.view(np.uint8), b.view(np.uint8)], x1, x2, out)
     else:
         raise KernelError(f"DIV supports float32, int32 and int8 in TFLM, not "
                           f"{data.type.name.lower()}")
+
+
+def int32_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C's int32 division (truncating); KernelError where TFLM would trap (SIGFPE)."""
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    if np.any(b64 == 0) or np.any((a64 == INT32_MIN) & (b64 == -1)):
+        raise KernelError("int32 DIV by zero (or INT32_MIN / -1): TFLM traps on it; "
+                          "keep the divisor non-zero")
+    return np.abs(a64) // np.abs(b64) * np.sign(a64) * np.sign(b64)
 
 
 REGISTRATION = Registration("DIV", init=init, prepare=prepare, eval=eval_,

@@ -19,6 +19,7 @@ from tinyarena.kernels._binary_io import (
     binary_shapes,
     binary_tensors,
     binary_views,
+    map_binary_blocks,
     same_types,
 )
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
@@ -54,8 +55,13 @@ def float_operands(ctx: EvalContext, op: Operator, shapes: BinaryShapes, *,
 def eval_(ctx: EvalContext, op: Operator, shapes: BinaryShapes) -> None:
     """FloorDivEval: FloorDiv<float> element by element."""
     x1, x2, out = float_operands(ctx, op, shapes, check_zero=True)
+    map_binary_blocks(floor_div, x1, x2, out)
+
+
+def floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """FloorDiv<float>: floor of the double quotient, rounded to float32."""
     with np.errstate(all="ignore"):
-        out[...] = np.floor(np.divide(x1, x2, dtype=np.float64)).astype(np.float32)
+        return np.floor(np.divide(a, b, dtype=np.float64)).astype(np.float32)
 
 
 REGISTRATION = Registration("FLOOR_DIV", init=None, prepare=prepare_float_binary, eval=eval_,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinyarena.kernels._binary_io import BinaryShapes
+from tinyarena.kernels._binary_io import BinaryShapes, map_binary_blocks
 from tinyarena.kernels.base import EvalContext, Registration
 from tinyarena.kernels.floor_div import float_operands, prepare_float_binary
 from tinyarena.model.types import Operator
@@ -21,10 +21,15 @@ from tinyarena.model.types import Operator
 def eval_(ctx: EvalContext, op: Operator, shapes: BinaryShapes) -> None:
     """FloorModEval: FloorMod<float> element by element."""
     x1, x2, out = float_operands(ctx, op, shapes, check_zero=False)
+    map_binary_blocks(floor_mod, x1, x2, out)
+
+
+def floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """FloorMod<float>."""
     with np.errstate(all="ignore"):
-        trunc_mod = np.fmod(x1, x2, dtype=np.float32)
-        adjust = (trunc_mod != 0) & ((x2 < 0) != (trunc_mod < 0))
-        out[...] = np.where(adjust, np.add(trunc_mod, x2, dtype=np.float32), trunc_mod)
+        trunc_mod = np.fmod(a, b, dtype=np.float32)
+        adjust = (trunc_mod != 0) & ((b < 0) != (trunc_mod < 0))
+        return np.where(adjust, np.add(trunc_mod, b, dtype=np.float32), trunc_mod)
 
 
 REGISTRATION = Registration("FLOOR_MOD", init=None, prepare=prepare_float_binary, eval=eval_,

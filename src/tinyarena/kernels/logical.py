@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinyarena.kernels._binary_io import BinaryShapes, binary_shapes, binary_tensors
+from tinyarena.kernels._binary_io import (
+    BinaryShapes,
+    binary_shapes,
+    binary_tensors,
+    map_binary_blocks,
+)
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
 from tinyarena.model.types import Operator
 
@@ -38,7 +43,7 @@ def eval_(ctx: EvalContext, op: Operator, shapes: BinaryShapes) -> None:
     x2 = _bool_bytes(ctx, op.inputs[1], shapes.shape2)
     y = _bool_bytes(ctx, op.outputs[0], shapes.shape_out)
     ufunc = np.bitwise_and if op.name == "LOGICAL_AND" else np.bitwise_or
-    y[...] = ufunc(x1, x2)
+    map_binary_blocks(ufunc, x1, x2, y)
 
 
 REGISTRATIONS = {

@@ -27,6 +27,7 @@ from tinyarena.kernels._binary_io import (
     binary_shapes,
     binary_tensors,
     binary_views,
+    map_binary_blocks,
 )
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import (
@@ -113,12 +114,14 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         if len(data.shapes.shape_out) > FLOAT_MAX_RANK:
             raise KernelError(f"float32 PRELU handles at most {FLOAT_MAX_RANK} dimensions in "
                               f"TFLM; got shape {data.shapes.shape_out}")
-        out[...] = np.where(x >= 0, x, np.multiply(x, alpha, dtype=np.float32))
+        map_binary_blocks(lambda a, b: np.where(a >= 0, a, np.multiply(a, b, dtype=np.float32)),
+                          x, alpha, out)
         return
     if data.type in (TensorType.INT8, TensorType.INT16) and data.alpha_type == TensorType.INT8 \
             and data.params is not None:
         dtype = np.dtype(NUMPY_DTYPES[data.type])
-        out[...] = quantized_prelu(x, alpha, data.params, dtype).astype(dtype)
+        params = data.params
+        map_binary_blocks(lambda a, b: quantized_prelu(a, b, params, dtype), x, alpha, out)
         return
     raise KernelError(f"PRELU supports float32 (float32 alpha), int8 and int16 (int8 alpha) "
                       f"in TFLM; got {data.type.name.lower()} with a "

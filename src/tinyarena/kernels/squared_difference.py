@@ -29,7 +29,7 @@ from tinyarena.kernels._binary_io import (
     binary_tensors,
     binary_views,
     int8_pairs,
-    lookup_pairs,
+    map_binary_blocks,
 )
 from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
@@ -41,7 +41,7 @@ from tinyarena.kernels._quant import (
     wrap_int32,
 )
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
-from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
+from tinyarena.model.types import Operator, TensorType
 
 
 @dataclass(frozen=True)
@@ -136,21 +136,30 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """SquaredDifferenceEval: switch on the output type."""
     x1, x2, out = binary_views(ctx, op, data.shapes)
+    params = data.params
     if data.type == TensorType.FLOAT32:
-        with np.errstate(all="ignore"):
-            diff = np.subtract(x1, x2, dtype=np.float32)
-            out[...] = np.multiply(diff, diff, dtype=np.float32)
+        map_binary_blocks(_float_squared_difference, x1, x2, out)
     elif data.type == TensorType.INT32:
-        diff = wrap_int32(x1.astype(np.int64) - x2.astype(np.int64))
-        out[...] = wrap_int32(diff * diff)
+        map_binary_blocks(_int32_squared_difference, x1, x2, out)
     elif data.type == TensorType.INT8 and data.table >= 0:
-        lookup_pairs(ctx.workspace(data.table), x1, x2, out)
-    elif data.type == TensorType.INT16 and data.params is not None:
-        out[...] = quantized_squared_difference(x1, x2, data.params).astype(
-            NUMPY_DTYPES[data.type])
+        table = ctx.workspace(data.table)
+        map_binary_blocks(lambda a, b: table[a.view(np.uint8), b.view(np.uint8)], x1, x2, out)
+    elif data.type == TensorType.INT16 and params is not None:
+        map_binary_blocks(lambda a, b: quantized_squared_difference(a, b, params), x1, x2, out)
     else:
         raise KernelError("SQUARED_DIFFERENCE supports float32, int32, int16 and int8 in TFLM "
                           f"(with matching input types), not {data.type.name.lower()}")
+
+
+def _float_squared_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        diff = np.subtract(a, b, dtype=np.float32)
+        return np.multiply(diff, diff, dtype=np.float32)
+
+
+def _int32_squared_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    diff = wrap_int32(a.astype(np.int64) - b.astype(np.int64))
+    return wrap_int32(diff * diff)
 
 
 REGISTRATION = Registration("SQUARED_DIFFERENCE", init=init, prepare=prepare, eval=eval_,
