@@ -68,3 +68,29 @@ def test_allocations_match_tflm() -> None:
 def test_float_is_refused() -> None:
     with pytest.raises(KernelError, match="int8 only"):
         allocate_model(read_model(build(3, 1, follow=False, dtype="float32")))
+
+
+def test_reset_restarts_the_stride_like_tflm() -> None:
+    """MicroInterpreter::Reset calls CircularBufferReset (cycles_until_run = cycles_max)."""
+    from tinyarena.kernels.base import Registration
+
+    if "reset" not in Registration.__dataclass_fields__:
+        pytest.skip("Registration has no reset hook on this branch (ops-signal adds it)")
+    from tflm_oracle import captured_stderr, make_interpreter
+
+    model = build(3, 3)
+    rng = np.random.default_rng(4)
+    xs = [rng.integers(-128, 128, size=(1, 1, 1, 4)).astype(np.int8) for _ in range(6)]
+    ip = Interpreter(read_model(model))
+    ip.allocate_tensors()
+    with captured_stderr():
+        wheel = make_interpreter(model)
+        for i, x in enumerate(xs):
+            if i == 2:
+                ip.reset()
+                wheel.reset()
+            ip.set_input(0, x)
+            ip.invoke()
+            wheel.set_input(x, 0)
+            wheel.invoke()
+            assert np.array_equal(ip.get_output(0), wheel.get_output(0))

@@ -9,7 +9,8 @@ kTfLiteAbort, which skips the rest of the invoke (the wheel still reports succes
 Absent or <= 0, Prepare picks 1 for 5, 13 or 25 slots and 2 otherwise. TFLM also picks 1 for
 an output of [.., 2, 96] when a process-wide counter of such Prepare calls reaches 5; that
 counter spans every interpreter in the process and is not emulated (tinyarena uses 2).
-Interpreter.reset does not restart the stride count (TFLM's CircularBufferReset does).
+:func:`reset` restarts the stride count, as TFLM's CircularBufferReset, once Registration has
+the reset hook (it is wired automatically when the field exists).
 
 Allocation: init allocates OpDataCircularBuffer (two int, 8 bytes); prepare takes input and
 output as temp tensors; a custom op has no builtin data. int8 only (checked in Prepare).
@@ -18,6 +19,7 @@ output as temp tensors; a custom op has no builtin data. int8 only (checked in P
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from flatbuffers import flexbuffers
@@ -106,5 +108,20 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     counter[0] = 0
 
 
-REGISTRATION = Registration("CIRCULAR_BUFFER", init=init, prepare=prepare, eval=eval_,
-                            builtin_data=None)
+def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
+    """CircularBufferReset: the stride count starts again (cycles_until_run = cycles_max).
+
+    Registered as the kernel's reset where ``Registration`` has that hook (ops-signal's
+    ``Registration.reset``, called by ``Interpreter.reset``)."""
+    ctx.workspace(data.counter)[0] = 0
+
+
+def _registration() -> Registration:
+    hooks: dict[str, Any] = {}
+    if "reset" in Registration.__dataclass_fields__:  # the hook exists from ops-signal's merge
+        hooks["reset"] = reset
+    return Registration("CIRCULAR_BUFFER", init=init, prepare=prepare, eval=eval_,
+                        builtin_data=None, **hooks)
+
+
+REGISTRATION = _registration()
