@@ -68,3 +68,16 @@ def test_allocations_match_tflm(n: int, dtype: str) -> None:
     got = {k: (v.used, v.requested, v.count) for k, v in ours.categories.items()}
     assert (ours.head, ours.tail, ours.total) == (theirs.head, theirs.tail, theirs.total)
     assert got == theirs.categories
+
+
+@pytest.mark.parametrize("dtype", ("float32", "int8"))
+def test_large_tensors_match_tflm(dtype: str) -> None:
+    """Above one block (4096 elements) ADD_N works block by block."""
+    rng = np.random.default_rng(99)
+    shape = (3, 50, 41)
+    m = model(3, shape, dtype, ((0.05, 4), (0.1, -3)) if dtype == "int8" else None)
+    if dtype == "float32":
+        xs = [rng.normal(0, 5, size=shape).astype(np.float32) for _ in range(3)]
+    else:
+        xs = [rng.integers(-128, 128, size=shape).astype(np.int8) for _ in range(3)]
+    check(m, xs)

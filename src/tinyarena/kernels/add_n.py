@@ -33,6 +33,7 @@ from tinyarena.model.types import Operator, TensorType
 
 OUTPUT = 0
 INTEGER_SHIFT = 20  # kAddNIntegerShift
+BLOCK = 4096  # elements per block of an eval
 
 
 @dataclass(frozen=True)
@@ -120,15 +121,18 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
 @c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """Eval: EvalAddN<float> or EvalAddNQuantized<int8_t>."""
-    out = ctx.tensor_data(op.outputs[OUTPUT])
-    inputs = [ctx.tensor_data(i).reshape(out.shape) for i in op.inputs]
-    if data.params is None:
-        acc = np.zeros(out.shape, np.float32)
-        for x in inputs:
-            acc += x
-        out[...] = acc
-    else:
-        out[...] = add_n_int8(inputs, data.params)
+    out = ctx.tensor_data(op.outputs[OUTPUT]).reshape(-1)
+    inputs = [ctx.tensor_data(i).reshape(-1) for i in op.inputs]
+    params = data.params
+    for start in range(0, out.size, BLOCK):  # bounded temporaries whatever the tensor size
+        block = [x[start:start + BLOCK] for x in inputs]
+        if params is None:  # x = 0, then x += input_j: the output is the accumulator
+            acc = out[start:start + BLOCK]
+            acc[...] = 0.0
+            for x in block:
+                acc += x
+        else:
+            out[start:start + BLOCK] = add_n_int8(block, params)
 
 
 REGISTRATION = Registration("ADD_N", init=None, prepare=prepare, eval=eval_, builtin_data=None)

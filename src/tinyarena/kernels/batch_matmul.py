@@ -65,6 +65,7 @@ class OpData:
     rhs_shape: tuple[int, ...]
     out_shape: tuple[int, ...]  # the broadcast result shape (what ReshapeOutputTensor sets)
     quant: QuantParams | None
+    product: int = -1  # float32: scratch workspace for one step's products, output-shaped
 
 
 def _allocate_transposed(ctx: PrepareContext, t: Tensor) -> None:
@@ -140,7 +141,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if int(np.prod(out_shape)) != out.element_count:
         raise KernelError(f"BATCH_MATMUL: the result has shape {out_shape} but the output "
                           f"tensor {out.shape}; fix the output's shape")
-    return OpData(lhs.type, adj_x, adj_y, ext_l, ext_r, out_shape, quant)
+    product = -1 if quantized else ctx.request_workspace(out_shape, np.float32,
+                                                         persistent=False)
+    return OpData(lhs.type, adj_x, adj_y, ext_l, ext_r, out_shape, quant, product)
 
 
 @c_float_env
@@ -154,11 +157,12 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     if data.adj_y:
         rhs = np.swapaxes(rhs, -1, -2)
     if data.type == TensorType.FLOAT32:
-        total = np.zeros(data.out_shape, np.float32)
+        product = ctx.workspace(data.product)
+        out[...] = 0.0  # the output is the accumulator (it never shares the inputs' memory)
         depth = int(np.shape(lhs)[-1])
         for k in range(depth):  # the reference's k order, one rounding per step
-            total += np.multiply(lhs[..., :, k:k + 1], rhs[..., k:k + 1, :], dtype=np.float32)
-        out[...] = total
+            np.multiply(lhs[..., :, k:k + 1], rhs[..., k:k + 1, :], out=product)
+            out += product
         return
     q = data.quant
     if q is None:

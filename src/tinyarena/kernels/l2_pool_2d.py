@@ -42,6 +42,7 @@ class OpData:
     act_min: float
     act_max: float
     padded: int  # scratch workspace: the zero-padded input
+    square: int  # scratch workspace: one tap's squares, output-shaped
     counts: int  # persistent workspace: taps per output position (float32, (out_h, out_w, 1))
 
 
@@ -79,9 +80,10 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     count_y = np.minimum(o.filter_height, h - ys) - np.maximum(0, -ys)
     count_x = np.minimum(o.filter_width, w - xs) - np.maximum(0, -xs)
     counts = (count_y[:, None] * count_x[None, :]).astype(np.float32)[:, :, None]
+    square = ctx.request_workspace((n, out_h, out_w, c), np.float32, persistent=False)
     counts_handle = ctx.request_workspace(counts.shape, np.float32, initial=counts)
     return OpData((n, h, w, c), (n, out_h, out_w, c), o.stride_h, o.stride_w, o.filter_height,
-                  o.filter_width, pad_h, pad_w, act_min, act_max, padded, counts_handle)
+                  o.filter_width, pad_h, pad_w, act_min, act_max, padded, square, counts_handle)
 
 
 @c_float_env
@@ -94,15 +96,17 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     _, h, w, _ = data.in_shape
     padded[:, data.pad_h:data.pad_h + h, data.pad_w:data.pad_w + w, :] = x
     _, out_h, out_w, _ = data.out_shape
-    total = np.zeros(data.out_shape, np.float32)
+    square = ctx.workspace(data.square)
+    out[...] = 0.0  # the output is the accumulator (it never shares memory with the input)
     for ky in range(data.filter_h):
         for kx in range(data.filter_w):
             tap = padded[:, ky:ky + (out_h - 1) * data.stride_h + 1:data.stride_h,
                          kx:kx + (out_w - 1) * data.stride_w + 1:data.stride_w, :]
-            total += tap * tap
-    result = np.sqrt(total / ctx.workspace(data.counts))
-    c_min_max_inplace(result, np.float32(data.act_min), np.float32(data.act_max))
-    out[...] = result
+            np.multiply(tap, tap, out=square)
+            out += square
+    np.divide(out, ctx.workspace(data.counts), out=out)
+    np.sqrt(out, out=out)
+    c_min_max_inplace(out, np.float32(data.act_min), np.float32(data.act_max))
 
 
 REGISTRATION = Registration("L2_POOL_2D", init=None, prepare=prepare, eval=eval_,
