@@ -12,22 +12,38 @@ gives INT32_MIN), because numpy's cast would give a different value.
 from __future__ import annotations
 
 import functools
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import numpy as np
+
+from tinyarena.model.types import Operator, TensorType
 
 F = TypeVar("F", bound=Callable[..., object])
 
 
 def c_float_env(fn: F) -> F:
-    """Run ``fn`` with numpy's floating-point error reporting off, as C's defaults are."""
+    """Decorate an eval ``fn(ctx, op, data)``: when the op's first input or first output is
+    float32, it runs with numpy's floating-point error reporting off, as C's defaults are.
+    Integer ops skip the (few microseconds of) errstate switch: their numpy arithmetic is
+    integer and reports nothing."""
 
     @functools.wraps(fn)
-    def wrapper(*args: object, **kwargs: object) -> object:
-        with np.errstate(all="ignore"):
-            return fn(*args, **kwargs)
+    def wrapper(ctx: Any, op: Operator, data: Any) -> object:
+        if _touches_float(ctx, op):
+            with np.errstate(all="ignore"):
+                return fn(ctx, op, data)
+        return fn(ctx, op, data)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _touches_float(ctx: Any, op: Operator) -> bool:
+    for indices in (op.inputs, op.outputs):
+        if indices and indices[0] >= 0:
+            tensor = ctx.tensor(indices[0])
+            if tensor is not None and tensor.type == TensorType.FLOAT32:
+                return True
+    return False
 
 
 def c_min_max_inplace(a: np.ndarray, lo: float | np.ndarray | np.generic,
