@@ -91,7 +91,7 @@ def bench_model(path: Path, repeat: int, budget: float) -> dict[str, object]:
     ours.allocate_tensors()
     inputs = random_inputs(ours.get_input_details(), seed=0)
     for i, x in enumerate(inputs):
-        ours.set_input(i, x)
+        ours.set_input(x, i)
     wheel = _wheel(model, inputs)
     with _quiet_fd2():
         ours_s, n_ours = _median_seconds(ours.invoke, repeat, budget)
@@ -101,7 +101,7 @@ def bench_model(path: Path, repeat: int, budget: float) -> dict[str, object]:
         ours.reset()
         wheel.reset()
         for i, x in enumerate(inputs):
-            ours.set_input(i, x)
+            ours.set_input(x, i)
             wheel.set_input(x, i)
         ours.invoke()
         wheel.invoke()

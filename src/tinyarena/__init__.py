@@ -6,7 +6,7 @@ the model reader does not import the kernels::
     import tinyarena
     ip = tinyarena.Interpreter("person_detect.tflite", arena_size=100_000)
     ip.allocate_tensors()
-    ip.set_input(0, image)
+    ip.set_input(image, 0)
     ip.invoke()
     scores = ip.get_output(0)
 """
@@ -28,13 +28,14 @@ from tinyarena.errors import (
     UnsupportedOpError,
 )
 
-__version__ = "0.1.0"
+from tinyarena._version import __version__
 
 # public name -> module defining it (imported on first use)
 _LAZY: dict[str, str] = {
     "Interpreter": "tinyarena.interpreter.interpreter",
     "AllocationReport": "tinyarena.interpreter.interpreter",
     "OpResolver": "tinyarena.interpreter.resolver",
+    "SharedAllocator": "tinyarena.interpreter.placement",
     "Registration": "tinyarena.kernels.base",
     "read_model": "tinyarena.model.reader",
     "allocate_model": "tinyarena.arena.allocator",
@@ -66,6 +67,7 @@ __all__ = [
     "OpResolver",
     "PlanError",
     "Registration",
+    "SharedAllocator",
     "TinyArenaError",
     "UnsupportedOpError",
     "__version__",

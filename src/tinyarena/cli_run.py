@@ -15,7 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from tinyarena.cli_common import add_target_argument
+from tinyarena.cli_common import (
+    add_target_argument,
+    plan_warnings,
+    positive_size_argument,
+    target_from_args,
+)
 
 
 def _dequantized(value: np.ndarray, details: dict[str, Any]) -> np.ndarray | None:
@@ -34,7 +39,7 @@ def _timed_invokes(ip: Any, inputs: list[np.ndarray], repeat: int) -> list[float
     times = []
     for _ in range(max(repeat, 1)):
         for i, x in enumerate(inputs):
-            ip.set_input(i, x)  # inputs may share memory the plan reuses: set them every time
+            ip.set_input(x, i)  # inputs may share memory the plan reuses: set them every time
         start = time.perf_counter()
         ip.invoke()
         times.append(time.perf_counter() - start)
@@ -64,15 +69,18 @@ def run_command(args: argparse.Namespace) -> int:
     from tinyarena.interpreter import Interpreter
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
 
-    ip = Interpreter(args.model, arena_size=args.arena_size, target=args.target)
+    warnings = plan_warnings(args)
+    ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args))
     ip.allocate_tensors()
     in_details = ip.get_input_details()
     if args.input:
-        inputs = load_inputs(args.input, in_details)
+        inputs = load_inputs(args.input, in_details, pixels=args.pixels, resize=args.resize,
+                             pixel_range=args.pixel_range)
         source = str(args.input)
     else:
         inputs = random_inputs(in_details, args.seed)
         source = f"random (seed {args.seed})"
+    labels = args.labels.split(",") if args.labels else None
     times = _timed_invokes(ip, inputs, args.repeat)
     out_details = ip.get_output_details()
     outputs = [ip.get_output(i) for i in range(len(out_details))]
@@ -91,10 +99,12 @@ def run_command(args: argparse.Namespace) -> int:
             "outputs": [{"name": d["name"], "index": i, "dtype": v.dtype.name,
                          "shape": list(v.shape), "values": v.tolist(),
                          "dequantized": (None if (dq := _dequantized(v, d)) is None
-                                         else dq.tolist())}
+                                         else dq.tolist()),
+                         "top_k": _top_k(v, d, args.top_k, labels if i == 0 else None)}
                         for i, (d, v) in enumerate(zip(out_details, outputs))],
             "invoke_ms": {"median": median_ms, "runs": len(times)},
             "allocation": report.to_dict(),
+            "warnings": warnings,
         }
         print(json.dumps(data, indent=2))
         return 0
@@ -105,16 +115,47 @@ def run_command(args: argparse.Namespace) -> int:
         dq = _dequantized(v, d)
         if dq is not None:
             print(f"  dequantized: {_format_array(dq)}")
-        if args.labels and i == 0:
-            scores = (dq if dq is not None else v).reshape(-1)
-            for label, score in zip(args.labels.split(","), scores):
-                print(f"  {label}: {float(score):.4f}")
+        top = _top_k(v, d, args.top_k, labels if i == 0 else None)
+        if top:
+            print(f"  top {len(top)}:")
+            for entry in top:
+                name = f" {entry['label']}" if entry["label"] is not None else ""
+                print(f"    {entry['rank']}. class {entry['index']}{name}: "
+                      f"{entry['score']:.4f}")
     print(f"invoke: {median_ms:.3f} ms (median of {len(times)})")
     if args.output:
         print(f"outputs saved to {args.output}")
     print()
     print(report.text)
     return 0
+
+
+def _top_k(value: np.ndarray, details: dict[str, Any], k: int,
+           labels: list[str] | None) -> list[dict[str, Any]] | None:
+    """The k best classes of a classifier output (shape (N,) or (1, N), N >= 2), by score
+    (dequantized when the output is quantized); None for other outputs."""
+    if k <= 0 or value.ndim not in (1, 2) or (value.ndim == 2 and value.shape[0] != 1):
+        return None
+    dq = _dequantized(value, details)
+    scores = (dq if dq is not None else value).reshape(-1).astype(np.float64)
+    if scores.shape[0] < 2:
+        return None
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [{"rank": rank + 1, "index": int(i),
+             "label": labels[int(i)] if labels is not None and int(i) < len(labels) else None,
+             "score": float(scores[int(i)])} for rank, i in enumerate(order)]
+
+
+def _pixel_range(text: str) -> tuple[float, float]:
+    """argparse type of --pixel-range: LOW,HIGH, the real values of pixels 0 and 255."""
+    try:
+        low, high = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not LOW,HIGH: {text!r}; e.g. 0,1 or -1,1 or 0,255") from None
+    if not (np.isfinite(low) and np.isfinite(high)) or low == high:
+        raise argparse.ArgumentTypeError(f"LOW and HIGH must be finite and differ: {text!r}")
+    return low, high
 
 
 def _positive_int(text: str) -> int:
@@ -133,21 +174,38 @@ def add_run_parser(sub: Any) -> None:
         "run", help="run a model in tinyarena's interpreter",
         description="Allocate MODEL's tensors in one arena exactly as TFLM would, run it once "
                     "on the given input (random when none is given) and print the outputs, the "
-                    "invoke time and TFLM's allocation report. An 8-bit grayscale .bmp feeds a "
-                    "single int8/uint8 image input, as TFLM's person_detection test does: "
-                    "tinyarena run person_detect.tflite --input person.bmp")
+                    "invoke time and TFLM's allocation report, with the top classes of a "
+                    "classifier output. An image (.png, .jpg, .bmp; grayscale or RGB; needs "
+                    "Pillow: pip install 'tinyarena[images]', except 8-bit grayscale .bmp) "
+                    "feeds a single image input: tinyarena run person_detect.tflite --input "
+                    "person.bmp")
     p.add_argument("model", help="a .tflite file")
     p.add_argument("--input", type=Path, default=None, metavar="FILE",
                    help=".npy (one input), .npz (arrays named after the inputs, or arr_0, "
-                        "arr_1, ...) or 8-bit grayscale .bmp")
+                        "arr_1, ...) or an image (.png, .jpg, .jpeg, .bmp)")
+    p.add_argument("--pixels", choices=("raw", "scaled"), default=None,
+                   help="how image pixels become input values: scaled (mapped onto "
+                        "--pixel-range, then quantized with the input's scale and zero point; "
+                        "default for PNG/JPEG) or raw (bytes copied, as TFLM's examples feed "
+                        "their .bmp test images; default for .bmp)")
+    p.add_argument("--pixel-range", type=_pixel_range, default=(0.0, 1.0), metavar="LOW,HIGH",
+                   help="real values of pixels 0 and 255 for --pixels scaled (default 0,1; "
+                        "-1,1 or 0,255 for other models)")
+    p.add_argument("--resize", action="store_true",
+                   help="resize the image to the input's height and width (otherwise a "
+                        "different size is an error)")
+    p.add_argument("--top-k", type=int, default=5, metavar="K",
+                   help="classes printed for a classifier output (shape (N,) or (1, N)); "
+                        "0 for none (default 5)")
     p.add_argument("--output", type=Path, default=None, metavar="OUT.npz",
                    help="save the outputs, one array per output name")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--arena-size", type=int, default=None, metavar="N",
-                   help="arena bytes (default: the smallest arena TFLM accepts)")
+    p.add_argument("--arena-size", type=positive_size_argument, default=None, metavar="N",
+                   help="arena bytes: 98304, 0x18000, 96K (default: the smallest arena TFLM "
+                        "accepts)")
     add_target_argument(p)
     p.add_argument("--labels", default=None, metavar="A,B,...",
-                   help="names of output 0's classes, printed with their scores (person_detect: "
+                   help="names of output 0's classes, printed with the top classes (person_detect: "
                         "--labels no_person,person)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input")
     p.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
@@ -205,7 +263,7 @@ def demo_command(args: argparse.Namespace) -> int:
     print()
     for vertical in (True, False):
         image = stripes.stripes(vertical)
-        ip.set_input(0, image)
+        ip.set_input(image, 0)
         start = time.perf_counter()
         ip.invoke()
         elapsed = (time.perf_counter() - start) * 1e3

@@ -32,6 +32,10 @@ class _Target:
 
         self._real: Any = get_target("host-x64")
 
+    def __getattr__(self, name: str) -> Any:
+        """Every other build fact (kernel set, libm, float_fma...) from the real profile."""
+        return getattr(self._real, name)
+
     def sizeof(self, struct: str) -> int:
         return int(self._real.sizeof(struct))
 

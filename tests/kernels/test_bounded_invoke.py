@@ -28,7 +28,7 @@ def _check(model: bytes, inputs: Sequence[np.ndarray], steps: int = 1,
     ip = tinyarena.Interpreter(model)
     ip.allocate_tensors()
     for i, x in enumerate(inputs):
-        ip.set_input(i, x)
+        ip.set_input(x, i)
     ip.invoke()  # warm-up (first calls fill numpy's caches)
     ip.reset()
     outs: list[list[np.ndarray]] = []

@@ -250,27 +250,28 @@ def test_synthetic_odd_arena_end(case: str, remainder: int) -> None:
 
 # The one case where TFLM's real minimum is not a check TFLM makes: int16 SOFTMAX allocates its
 # lookup tables in Prepare while its temp tensors are live, and TFLM does not check persistent
-# allocations against temp ones (facts 1.5). The real minimum then lies between min_arena and
-# overlap_free_arena.
+# allocations against temp ones (facts 1.5). min_arena is then the overlap-free size (safe), the
+# size TFLM's own checks accept is lower, and the wheel's real threshold lies in between.
 HAZARD = "int16_softmax"
 
 
 def test_synthetic_min_arena() -> None:
     names = sorted(CASES)
 
-    def probe(name: str) -> tuple[str, int, int, bool, bool, bool]:
+    def probe(name: str) -> tuple[str, int, int, str, bool, bool, bool]:
         model = CASES[name]()
         layout = _ours(model)
-        m, safe = layout.min_arena, layout.overlap_free_arena
-        return (name, m, safe, tflm_fits(model, m)[0], tflm_fits(model, m - 16)[0],
-                tflm_fits(model, safe)[0])
+        m, checked = layout.min_arena, layout.tflm_checked_min_arena
+        return (name, m, checked, layout.min_arena_note, tflm_fits(model, m)[0],
+                tflm_fits(model, m - 16)[0], tflm_fits(model, checked)[0])
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(probe, names))
-    for name, m, safe, fits, fits_below, fits_safe in results:
-        assert not fits_below, (name, m)
-        assert fits_safe, (name, safe)
+    for name, m, checked, note, fits, fits_below, fits_checked in results:
+        assert fits, (name, m)
         if name == HAZARD:
-            assert safe > m
+            # 3120 passes TFLM's checks on paper but fails, 3136 works by luck, 3152 is safe.
+            assert checked < m and not fits_checked, (name, checked, m)
+            assert "SOFTMAX" in note and f"{checked:,}" in note
         else:
-            assert fits, (name, m)
+            assert checked == m and not note and not fits_below, (name, m)

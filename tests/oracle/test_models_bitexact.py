@@ -32,7 +32,7 @@ def _interpreter(path: Path) -> tinyarena.Interpreter:
 
 def _run(ip: tinyarena.Interpreter, inputs: list[np.ndarray]) -> list[np.ndarray]:
     for i, x in enumerate(inputs):
-        ip.set_input(i, x)
+        ip.set_input(x, i)
     ip.invoke()
     return [ip.get_output(i) for i in range(ip.outputs_size())]
 

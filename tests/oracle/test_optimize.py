@@ -56,7 +56,7 @@ def _check(original: bytes, result, runs: int = 3) -> None:
             ip = Interpreter(model)
             ip.allocate_tensors()
             for i, x in enumerate(feed):
-                ip.set_input(i, x)
+                ip.set_input(x, i)
             ip.invoke()
             outs.append([ip.get_output(i) for i in range(len(expected))])
         for e, g in zip(*outs):
@@ -68,7 +68,7 @@ def test_shared_models(shared_model_name: str, overlap: str) -> None:
     if shared_model_name.startswith("mobilenet_v2") and overlap == "none":
         pytest.skip("the large model runs once, with every rule on")
     data = shared_model_bytes(shared_model_name)
-    result = optimize_model(data, overlap=overlap, time_budget_s=0.5)
+    result = optimize_model(data, overlap=overlap, time_budget_s=0.5, kernel_set="reference")
     assert result.lower_bound <= result.after.head <= result.before.head
     if not result.changed:
         assert result.model == data
@@ -85,7 +85,8 @@ RANDOM_SEEDS = (13, 15, 18, 22, 36, 86, 3, 41)
 @pytest.mark.parametrize("overlap,reorder", [("none", False), ("views", True), ("safe", True)])
 def test_random_graphs(seed: int, overlap: str, reorder: bool) -> None:
     rm = random_model(seed, max_blocks=6)
-    result = optimize_model(rm.model, overlap=overlap, reorder=reorder, time_budget_s=0.3)
+    result = optimize_model(rm.model, overlap=overlap, reorder=reorder, time_budget_s=0.3,
+                            kernel_set="reference")
     assert result.after.head <= result.before.head
     if result.changed:
         _check(rm.model, result, runs=2)
@@ -121,7 +122,7 @@ def test_view_shares_its_input_bytes(op: str) -> None:
 @pytest.mark.parametrize("op", UNARY_OPS + BINARY_OPS)
 def test_elementwise_in_place(op: str) -> None:
     data = elementwise_model(op)
-    result = optimize_model(data, overlap="safe", time_budget_s=0.3)
+    result = optimize_model(data, overlap="safe", time_budget_s=0.3, kernel_set="reference")
     views_only = optimize_model(data, overlap="views", time_budget_s=0.3)
     assert views_only.after.head == (6144 if op in BINARY_OPS else 4096)
     assert result.after.head == (5120 if op in BINARY_OPS else 3072)
@@ -169,7 +170,7 @@ def test_partial_overlap_of_window_ops(op: str, k: int, stride: int, padding: st
     """Rule (c): the op's output overlaps its dying input in the plan the wheel follows, and
     the wheel computes exactly what it computes on the original model."""
     data = window_model(op, k, stride, padding, dilation, dtype, multiplier)
-    result = optimize_model(data, overlap="safe", time_budget_s=0.3)
+    result = optimize_model(data, overlap="safe", time_budget_s=0.3, kernel_set="reference")
     views_only = optimize_model(data, overlap="views", time_budget_s=0.3)
     assert result.after.head < views_only.after.head
     assert 1 in [p.op for p in result.partial]  # the op under test shares bytes
@@ -184,7 +185,7 @@ def test_partial_overlap_of_window_ops(op: str, k: int, stride: int, padding: st
 ])
 def test_partial_overlap_of_pad(dtype: str, pads: tuple[tuple[int, int], ...]) -> None:
     data = window_model("PAD", dtype=dtype, pads=pads)
-    result = optimize_model(data, overlap="safe", time_budget_s=0.3)
+    result = optimize_model(data, overlap="safe", time_budget_s=0.3, kernel_set="reference")
     views_only = optimize_model(data, overlap="views", time_budget_s=0.3)
     assert result.after.head < views_only.after.head
     assert 1 in [p.op for p in result.partial]

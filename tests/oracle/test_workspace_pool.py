@@ -49,7 +49,7 @@ def _poison_pool_before_every_op(ip: tinyarena.Interpreter, byte: int) -> None:
 
 def _run(ip: tinyarena.Interpreter, inputs: list[np.ndarray]) -> list[np.ndarray]:
     for i, x in enumerate(inputs):
-        ip.set_input(i, x)
+        ip.set_input(x, i)
     ip.invoke()
     return [ip.get_output(i) for i in range(ip.outputs_size())]
 

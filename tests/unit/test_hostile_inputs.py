@@ -48,9 +48,10 @@ def test_malformed_operator_fails_in_prepare_naming_the_op(op: str, dtype: str,
 
 
 def test_builtin_without_kernel_does_not_suggest_an_impossible_fix() -> None:
-    with pytest.raises(UnsupportedOpError, match="no kernel of its own") as info:
-        Interpreter(_unary("SIGN")).allocate_tensors()  # not in TFLM's Python op resolver
-    assert info.value.op_name == "SIGN"
+    with pytest.raises(UnsupportedOpError, match=r"TILE \(operator 0 of subgraph 0\).*not an "
+                       r"operator TFLM registers.*Registration\(\.\.\.\)") as info:
+        Interpreter(_unary("TILE")).allocate_tensors()
+    assert (info.value.op_name, info.value.op_index, info.value.subgraph_index) == ("TILE", 0, 0)
 
 
 def test_huge_arena_size_is_an_interpreter_error() -> None:

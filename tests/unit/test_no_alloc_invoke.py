@@ -41,7 +41,7 @@ def _ready(model: bytes | Path) -> tinyarena.Interpreter:
         else:
             info = np.iinfo(d["dtype"])
             x = rng.integers(info.min, info.max, size=d["shape"], endpoint=True).astype(d["dtype"])
-        ip.set_input(i, x)
+        ip.set_input(x, i)
     ip.invoke()  # warm-up: first calls may fill caches (imports, ufunc loops)
     return ip
 

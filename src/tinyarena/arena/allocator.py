@@ -19,9 +19,11 @@ runs them through an emulating context.
 
 from __future__ import annotations
 
+import os
+import operator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol
+from typing import Any, Iterable, Iterator, Protocol
 
 from tinyarena._util import align_up
 from tinyarena.arena import recording as rec
@@ -45,6 +47,7 @@ from tinyarena.errors import (
 )
 from tinyarena.kernels.base import Registration, check_workspace_initial
 from tinyarena.model.metadata import offline_offsets
+from tinyarena.model.reader import read_model
 from tinyarena.model.types import Model, Operator, Tensor
 from tinyarena.planning import lower_bound, plan_greedy, plan_linear
 from tinyarena.planning.buffers import Buffer, Plan
@@ -61,16 +64,19 @@ class Resolver(Protocol):
 
 @dataclass(frozen=True)
 class _DefaultResolver:
-    """Every kernel tinyarena has, like the wheel's PythonOpsResolver."""
+    """Every kernel tinyarena has in the target's kernel set, like the wheel's
+    PythonOpsResolver (or a firmware's resolver listing every op)."""
+
+    kernel_set: str = "reference"
 
     def registration(self, op_name: str) -> Registration:
         from tinyarena.kernels import registration
 
-        return registration(op_name)
+        return registration(op_name, self.kernel_set)
 
 
 def allocate_model(
-    model: Model,
+    model: Model | bytes | bytearray | memoryview | str | os.PathLike[str],
     *,
     target: str | TargetProfile = "host-x64",
     arena_size: int | None = None,
@@ -78,6 +84,8 @@ def allocate_model(
     resolver: Resolver | None = None,
     allocator: str | None = None,
     allow_tinyarena_kernels: bool = False,
+    preallocated: Iterable[Any] = (),
+    kernel_set: str | None = None,
 ) -> ArenaLayout:
     """Emulate TFLM's AllocateTensors for ``model`` and return the resulting arena layout.
 
@@ -90,8 +98,13 @@ def allocate_model(
     A model with an op that only tinyarena has a kernel for (``Registration.tflm`` False, e.g.
     CONV_3D) has no TFLM arena to emulate: that raises ``UnsupportedOpError`` unless
     ``allow_tinyarena_kernels`` (the interpreter's case: it needs offsets, not TFLM's sizes).
+    ``preallocated`` lists subgraph-0 tensor indices whose data the application supplies
+    (the RFC's ``RegisterPreallocatedTensor``): they are not planned (nor, for variables,
+    allocated in the tail), exactly as TFLM skips tensors whose data is already set.
+    ``kernel_set`` ("reference" or "cmsis-nn") overrides the target's default kernel set.
     """
-    profile = get_target(target)
+    model = read_model(model)  # a path or bytes is read; a Model passes through
+    profile = get_target(target, kernel_set)
     path = allocator or profile.default_allocator
     if path not in ("recording", "production"):
         raise PlanError(f"unknown allocator {path!r}; use 'recording' or 'production'")
@@ -99,41 +112,98 @@ def allocate_model(
         raise PlanError(f"unknown planner {planner!r}; use 'greedy' or 'linear'")
     if planner == "linear":
         path = "production"  # the wheel's kPreserveAllTensors uses a plain MicroAllocator
-    res = resolver or _DefaultResolver()
+    res = resolver or _DefaultResolver(profile.kernel_set)
     if not allow_tinyarena_kernels:
         _refuse_tinyarena_only_kernels(model, res)
+    pre = check_preallocated(model, preallocated)
 
-    big = _run(model, profile, path, planner, res, _BIG_ARENA)
-    min_arena = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
+    big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre)
+    checked = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
+    # The number to declare: TFLM's own checks pass from ``checked``, but a kernel that
+    # allocates persistent memory in Prepare while holding temp tensors only checks against
+    # the head, so below the overlap-free size it writes over its own temp tensors and works
+    # or crashes by luck (facts 1.5; measured on Cortex-M55: a hard fault). Declare the size
+    # that cannot overlap.
+    min_arena = max(checked, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
     if arena_size is None:
-        final = _run(model, profile, path, planner, res, min_arena)
+        final = _run(model, profile, path, planner, res, min_arena, preallocated=pre)
     else:
         if arena_size < 0:
             raise ArenaTooSmallError(f"arena size {arena_size} is negative", arena_size=arena_size,
                                      needed=min_arena, missing=min_arena - arena_size)
         try:
-            final = _run(model, profile, path, planner, res, arena_size)
+            final = _run(model, profile, path, planner, res, arena_size, preallocated=pre)
         except ArenaTooSmallError as exc:
             # The minimum in 16-byte steps, as ``size`` reports it; an arena at least that big
             # can still fail when its end is not a multiple of 16 (more tail padding): then the
             # smallest working arena with the same remainder mod 16.
             needed = (min_arena if arena_size < min_arena else _needed_with_end(
-                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT))
+                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT, pre))
             raise ArenaTooSmallError(
                 f"arena of {arena_size} bytes is too small for this model on {profile.name}: "
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
                 arena_size=arena_size, needed=needed, missing=needed - arena_size,
             ) from None
-    return final.layout(min_arena, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
+    return final.layout(min_arena, checked, _min_arena_note(min_arena, checked, big))
+
+
+def _min_arena_note(min_arena: int, checked: int, big: _Run) -> str:
+    """Why min_arena is above what TFLM's checks accept, naming the allocation (empty when
+    they agree)."""
+    if min_arena == checked:
+        return ""
+    return (f"min_arena {min_arena:,} keeps every kernel's Prepare-time persistent allocations "
+            f"clear of its live temp tensors; TFLM's own checks already pass from {checked:,} "
+            f"bytes, but below {min_arena:,} {big.overlap_driver} overwrites temp tensors it "
+            f"still uses (TFLM does not check this), so the model then works or crashes "
+            f"depending on the bytes overwritten")
 
 
 def _needed_with_end(model: Model, profile: TargetProfile, path: str, planner: str,
-                     res: Resolver, remainder: int) -> int:
+                     res: Resolver, remainder: int,
+                     preallocated: frozenset[tuple[int, int]] = frozenset()) -> int:
     """Smallest working arena whose size is ``remainder`` mod 16 (the tail's padding depends
     on that remainder, facts 1.2, so the smallest arena overall may not be a multiple of 16)."""
-    run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder)
+    run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder,
+               preallocated=preallocated)
     need = run.alloc.required_end
     return need + (remainder - need) % ARENA_ALIGNMENT
+
+
+def check_preallocated(model: Model, tensors: Iterable[Any]) -> frozenset[tuple[int, int]]:
+    """The RFC's RegisterPreallocatedTensor checks: subgraph-0 tensors that TFLM would give
+    arena memory (not constants, not offline-planned); returned as (0, index) keys."""
+    keys: set[tuple[int, int]] = set()
+    if not model.subgraphs:
+        return frozenset()
+    sg = model.subgraphs[0]
+    offsets = offline_offsets(model)
+    for item in tensors:
+        if isinstance(item, tuple):
+            if len(item) != 2 or item[0] != 0:
+                raise PlanError(
+                    f"cannot pre-allocate {item!r}: only tensors of subgraph 0 (the tensors "
+                    f"MicroInterpreter exposes) can be pre-allocated; give its index in "
+                    f"subgraph 0")
+            item = item[1]
+        try:
+            index = -1 if isinstance(item, bool) else operator.index(item)
+        except TypeError:
+            index = -1
+        if not 0 <= index < len(sg.tensors):
+            raise PlanError(f"cannot pre-allocate tensor {item!r}: subgraph 0 has tensors "
+                            f"0..{len(sg.tensors) - 1}")
+        item = index
+        tensor = sg.tensors[item]
+        if tensor.is_constant:
+            raise PlanError(f"cannot pre-allocate tensor {item} ({tensor.name!r}): it is a "
+                            f"constant whose data is in the model")
+        if offsets is not None and offsets[item] != ONLINE:
+            raise PlanError(f"cannot pre-allocate tensor {item} ({tensor.name!r}): it is "
+                            f"offline-planned (OfflineMemoryAllocation metadata), which the "
+                            f"RFC forbids; drop it from the offline plan first")
+        keys.add((0, int(item)))
+    return frozenset(keys)
 
 
 # -- one emulated run ------------------------------------------------------------------------------
@@ -167,29 +237,37 @@ class _Run:
     variable_offsets: dict[tuple[int, int], int] = field(default_factory=dict)
     temp_peak: int = 0
     resource_limit: int = 0  # MicroResourceVariables' max_variable_count_
+    preallocated: frozenset[tuple[int, int]] = frozenset()  # data supplied by the application
+    prior_head: int = 0  # MicroAllocator::max_head_buffer_usage_ before this model
+    overlap_driver: str = ""  # the allocation that last raised the overlap-free bound
 
     # -- tail helpers --------------------------------------------------------------------------
 
     def persistent(self, label: str, size: int, alignment: int,
-                   category: str | None = None) -> int:
+                   category: str | None = None, op: tuple[int, int] | None = None,
+                   role: str = "") -> int:
         before = self.alloc.tail
+        free_end = self.alloc.overlap_free_end
         if category is None:
             address = self.alloc.allocate_persistent(size, alignment)
         else:
             with self.recorder.record(category):
                 address = self.alloc.allocate_persistent(size, alignment)
         self.tail_log.append(TailAllocation(label, size, alignment, before - address, address,
-                                            category))
+                                            category, op, role))
+        if self.alloc.overlap_free_end > max(free_end, self.alloc.required_end):
+            self.overlap_driver = label
         return address
 
-    def struct(self, label: str, name: str, count: int = 1, category: str | None = None) -> int:
+    def struct(self, label: str, name: str, count: int = 1, category: str | None = None,
+               op: tuple[int, int] | None = None, role: str = "") -> int:
         return self.persistent(label, self.target.sizeof(name) * count, self.target.alignof(name),
-                               category)
+                               category, op, role)
 
     def note_temp_peak(self, extra: int = 0) -> None:
         self.temp_peak = max(self.temp_peak, self.alloc.head_used + extra)
 
-    def layout(self, min_arena: int, overlap_free: int) -> ArenaLayout:
+    def layout(self, min_arena: int, checked: int, note: str) -> ArenaLayout:
         assert self.plan is not None
         buffers = tuple(
             PlannedBuffer(r.kind, r.subgraph, r.index, b.size, off, b.first, b.last, r.nbytes,
@@ -206,6 +284,7 @@ class _Run:
                 scratch[b.index] = head_start + b.offset
         return ArenaLayout(
             target=self.target.name,
+            kernel_set=self.target.kernel_set,
             allocator=self.path,
             planner=self.planner,
             arena_size=self.alloc.arena_size,
@@ -213,7 +292,9 @@ class _Run:
             tail=self.alloc.tail_used,
             total=self.alloc.head_used + self.alloc.tail_used,
             min_arena=min_arena,
-            overlap_free_arena=max(overlap_free, min_arena),
+            overlap_free_arena=min_arena,
+            tflm_checked_min_arena=checked,
+            min_arena_note=note,
             temp_peak=self.temp_peak,
             lower_bound=_lower_bound(self.plan.buffers),
             categories=self.recorder.categories(),
@@ -233,11 +314,21 @@ class _Run:
 
 
 def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver: Resolver,
-         arena_size: int) -> _Run:
-    alloc = BufferAllocator(arena_size)
-    run = _Run(model, target, path, planner, alloc, rec.Recorder(alloc))
+         arena_size: int, *, preallocated: frozenset[tuple[int, int]] = frozenset(),
+         alloc: BufferAllocator | None = None, prior_head: int = 0,
+         allocator_objects: tuple[str, ...] | None = None) -> _Run:
+    """One model's AllocateTensors. ``alloc`` continues an existing arena (several models
+    allocated in turn from one MicroAllocator), ``prior_head`` is that MicroAllocator's
+    max_head_buffer_usage_ so far, and ``allocator_objects`` the structs its Create put in the
+    tail (None: the default single-arena set; () when the allocator already exists)."""
+    alloc = BufferAllocator(arena_size) if alloc is None else alloc
+    run = _Run(model, target, path, planner, alloc, rec.Recorder(alloc),
+               preallocated=preallocated, prior_head=prior_head)
     registrations = _registrations(model, resolver)
-    _create_allocator_objects(run)
+    if allocator_objects is None:
+        _create_allocator_objects(run)
+    for name in allocator_objects or ():
+        run.struct(name, name)
     _create_resource_variables(run)
     _start_model_allocation(run)
     _parse_builtin_data(run, registrations)
@@ -250,11 +341,16 @@ def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver:
 
 def _registrations(model: Model, resolver: Resolver) -> dict[tuple[int, int], Registration]:
     """GetRegistrationFromOpCode for every node; unknown ops fail before anything is sized."""
-    return {
-        (sg.index, op.index): resolver.registration(op.name)
-        for sg in model.subgraphs
-        for op in sg.operators
-    }
+    found = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            try:
+                found[(sg.index, op.index)] = resolver.registration(op.name)
+            except UnsupportedOpError as exc:  # say where the op sits in the model
+                raise UnsupportedOpError(
+                    f"{op.name} (operator {op.index} of subgraph {sg.index}): {exc}",
+                    op_name=op.name, op_index=op.index, subgraph_index=sg.index) from None
+    return found
 
 
 def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver) -> None:
@@ -336,7 +432,7 @@ def _parse_builtin_data(run: _Run, regs: dict[tuple[int, int], Registration]) ->
             reg = regs[(sg.index, op.index)]
             if reg.builtin_data is not None and not op.is_custom:
                 run.struct(f"{reg.builtin_data} (op {op.index} {op.name}, subgraph {sg.index})",
-                           reg.builtin_data)
+                           reg.builtin_data, op=(sg.index, op.index), role="builtin data")
 
 
 @contextmanager
@@ -375,8 +471,23 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
             if reg.prepare is not None:
                 with _foreign_errors_named(op, sg.index, "prepare"):
                     run.op_data[(sg.index, op.index)] = reg.prepare(ctx, op)
+            _check_dynamic_tensors(sg.tensors, op, sg.index)
             ctx.finish()
             _resize_request_array(run)
+
+
+def _check_dynamic_tensors(tensors: tuple[Tensor, ...], op: Operator, subgraph: int) -> None:
+    """CheckDynamicTensors, after each Prepare: an output with a dimension <= 0 (a legacy [0]
+    scalar aside) is refused, so TFLM never runs a zero-sized output."""
+    for index in op.outputs:
+        if index < 0:
+            continue
+        shape = tuple(tensors[index].shape)
+        if shape != (0,) and any(d <= 0 for d in shape):
+            raise KernelError(
+                f"Op#{op.index} ({op.name}) of subgraph {subgraph} has dynamic tensor #{index} "
+                f"(shape {shape}): Dynamic tensors are not supported by TFLM; give every "
+                f"output dimension a positive size")
 
 
 def _finish_model_allocation(run: _Run) -> None:
@@ -392,7 +503,7 @@ def _finish_model_allocation(run: _Run) -> None:
     offsets = offline_offsets(model)
     _allocate_variables(run, offsets)
     records = allocation_records(model, run.scratch_requests, offsets=offsets,
-                                 data_set_in_prepare=run.data_set_in_prepare)
+                                 data_set_in_prepare=run.data_set_in_prepare | run.preallocated)
     planned = planned_records(records)
     # The planner gets all remaining memory as its working area (temp).
     if run.planner == "greedy":
@@ -421,7 +532,8 @@ def _finish_model_allocation(run: _Run) -> None:
     alloc.deallocate_temp()
     alloc.reset_temp()
     alloc.resize_head(0, 1)  # DeallocateResizableBuffer
-    alloc.resize_head(run.plan.head_size, ARENA_ALIGNMENT)  # ReserveNonPersistentOverlayMemory
+    # ReserveNonPersistentOverlayMemory(max_head_buffer_usage_): the largest plan so far
+    alloc.resize_head(max(run.plan.head_size, run.prior_head), ARENA_ALIGNMENT)
     run.note_temp_peak()
 
 
@@ -438,12 +550,15 @@ def _allocate_variables(run: _Run, offsets: tuple[int, ...] | None) -> None:
                     continue
                 if offsets is not None and offsets[tensor.index] != ONLINE:
                     continue
+                if (sg.index, tensor.index) in run.preallocated:
+                    continue  # its data is the application's buffer
                 nbytes = tensor_nbytes(run.model, sg.index, tensor.index)
                 before = run.alloc.tail
                 address = run.alloc.allocate_persistent(nbytes, ARENA_ALIGNMENT)
                 run.tail_log.append(TailAllocation(
                     f"variable tensor {tensor.index} {tensor.name!r} (subgraph {sg.index})",
-                    nbytes, ARENA_ALIGNMENT, before - address, address, rec.VARIABLE_BUFFER_DATA))
+                    nbytes, ARENA_ALIGNMENT, before - address, address, rec.VARIABLE_BUFFER_DATA,
+                    role="variable"))
                 run.variable_offsets[(sg.index, tensor.index)] = address
 
 
@@ -513,7 +628,8 @@ class _KernelContext:
             raise KernelError(f"{self.op.name} asked for {nbytes} persistent bytes")
         label = f"{self.op.name} {self.phase} (op {self.op.index}, subgraph {self.subgraph})"
         address = self._run.persistent(label, nbytes, ARENA_ALIGNMENT,
-                                       rec.PERSISTENT_BUFFER_DATA)
+                                       rec.PERSISTENT_BUFFER_DATA, (self.subgraph, self.op.index),
+                                       "op data" if self.phase == "init" else "persistent buffer")
         if self.phase == "init":  # the OpData that TfLiteNode::user_data points at
             self._run.init_buffers.setdefault((self.subgraph, self.op.index), address)
         return address
@@ -613,4 +729,4 @@ class _KernelContext:
                               f"(TFLM's micro_context.h lifecycle)")
 
 
-__all__ = ["allocate_model"]
+__all__ = ["allocate_model", "check_preallocated"]

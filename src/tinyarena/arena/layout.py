@@ -38,10 +38,15 @@ class TailAllocation:
     used: int  # bytes the tail grew by, padding included
     address: int  # absolute byte offset in the arena
     category: str | None  # recording category, None when TFLM does not itemise it
+    # the node it was made for, (subgraph, operator index), None for model-wide objects; and
+    # why: "op data" (init), "persistent buffer" (prepare), "builtin data", "variable"
+    op: tuple[int, int] | None = None
+    role: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "requested": self.requested, "alignment": self.alignment,
-                "used": self.used, "address": self.address, "category": self.category}
+                "used": self.used, "address": self.address, "category": self.category,
+                "op": None if self.op is None else list(self.op), "role": self.role}
 
 
 @dataclass(frozen=True)
@@ -49,10 +54,13 @@ class ArenaLayout:
     """The arena after TFLM's AllocateTensors for one model, target and arena size.
 
     ``head`` is the planned non-persistent section, ``tail`` the persistent section and
-    ``total`` their sum (``arena_used_bytes()``). ``min_arena`` is the smallest arena (a
-    multiple of 16) in which AllocateTensors succeeds, transient peaks included;
-    ``overlap_free_arena`` additionally keeps kernels' persistent Prepare allocations clear of
-    their live temp tensors (TFLM does not check that, facts 1.5). ``temp_peak`` is the largest
+    ``total`` their sum (``arena_used_bytes()``). ``min_arena`` is the number to declare: the
+    smallest arena (a multiple of 16) in which AllocateTensors succeeds, transient peaks
+    included, AND every kernel's persistent Prepare allocations stay clear of its live temp
+    tensors (TFLM does not check that, facts 1.5; below it TFLM works or crashes by luck).
+    ``tflm_checked_min_arena`` is the smallest arena TFLM's own checks accept (equal to
+    ``min_arena`` unless such an overlap exists; ``min_arena_note`` then says which allocation).
+    ``overlap_free_arena`` equals ``min_arena`` (kept for callers). ``temp_peak`` is the largest
     non-persistent use at any moment (head plus temp, the planner's working area counted as
     the 40 bytes per buffer it needs).
     """
@@ -85,6 +93,9 @@ class ArenaLayout:
     # per workspace: the read-only array a persistent workspace is (contents given in
     # prepare, e.g. a kernel's weights in its GEMM's dtype), or None for a zeroed one
     workspace_initial: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    kernel_set: str = "reference"  # the kernels whose allocations the layout holds
+    tflm_checked_min_arena: int = 0
+    min_arena_note: str = ""
 
     @property
     def arena_used_bytes(self) -> int:
@@ -94,6 +105,7 @@ class ArenaLayout:
         """JSON-ready dict with stable keys."""
         return {
             "target": self.target,
+            "kernel_set": self.kernel_set,
             "allocator": self.allocator,
             "planner": self.planner,
             "arena_size": self.arena_size,
@@ -102,6 +114,8 @@ class ArenaLayout:
             "total": self.total,
             "min_arena": self.min_arena,
             "overlap_free_arena": self.overlap_free_arena,
+            "tflm_checked_min_arena": self.tflm_checked_min_arena,
+            "min_arena_note": self.min_arena_note,
             "temp_peak": self.temp_peak,
             "lower_bound": self.lower_bound,
             "categories": {name: c.to_dict() for name, c in self.categories.items()},

@@ -13,13 +13,16 @@ builtin parameter structs (``TfLiteConvParams``), plus ``void*`` and ``size_t``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
 from tinyarena.errors import UnsupportedOpError
 
 StructTable = Mapping[str, tuple[int, int]]  # C name -> (sizeof, alignof)
+
+KERNEL_SETS = ("reference", "cmsis-nn")
+ISA_NAMES = {"plain": "plain C", "dsp": "DSP extension", "mve": "MVE/Helium"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,18 @@ class TargetProfile:
     ``default_allocator`` is the allocator path whose tail the sizes describe by default:
     ``"recording"`` (the Python wheel's RecordingMicroAllocator) or ``"production"``
     (``MicroInterpreter(model, resolver, arena, size)`` on a device).
+
+    ``kernel_set`` names the kernels the build links (``"reference"`` or ``"cmsis-nn"``, the
+    registry in ``tinyarena.kernels`` picks each op's Registration by it); ``cmsis_nn_isa`` is
+    the CMSIS-NN code path the core compiles (``"plain"``, ``"dsp"``, ``"mve"``; None where
+    CMSIS-NN cannot be linked). CMSIS-NN kernels read the ISA and
+    ``kernels_optimized_for_speed`` (TFLM's ``KERNELS_OPTIMIZED_FOR_SPEED``) as data.
+    ``tflm_commit`` is the TFLM version whose numbers the profile reproduces.
+    ``float_fma``: the build contracts float ``a * b + c`` into one fused multiply-add (GCC's
+    default with a hardware FPU, ``-mfloat-abi=hard``), which float kernels emulate.
+    ``libm`` is the C library whose ``expf`` the float kernels call: "glibc" (the wheel's
+    host), "newlib" (Cortex-M with an FPU: the same double-based algorithm) or "newlib-fdlibm"
+    (no FPU: newlib's old fdlibm float code; see ``kernels._libm``).
     """
 
     name: str
@@ -38,6 +53,39 @@ class TargetProfile:
     short_enums: bool
     default_allocator: str
     structs: StructTable = field(repr=False)
+    kernel_set: str = "reference"
+    cmsis_nn_isa: str | None = None
+    core: str | None = None
+    abi: str = ""
+    tflm_commit: str = "90b983c2"
+    kernels_optimized_for_speed: bool = False
+    float_fma: bool = False
+    libm: str = "glibc"
+
+    @property
+    def kernels(self) -> str:
+        """The kernel set as a user reads it: ``cmsis-nn (DSP extension)``, ``reference``."""
+        if self.kernel_set == "cmsis-nn" and self.cmsis_nn_isa is not None:
+            return f"cmsis-nn ({ISA_NAMES[self.cmsis_nn_isa]})"
+        return self.kernel_set
+
+    def header(self, allocator: str | None = None) -> str:
+        """One line naming everything a number depends on, for every output's header."""
+        return (f"target {self.name} | ABI {self.abi} | kernels {self.kernels} | "
+                f"allocator {allocator or self.default_allocator} | TFLM {self.tflm_commit}")
+
+    def with_kernel_set(self, kernel_set: str | None) -> TargetProfile:
+        """This build with another kernel set (None: unchanged)."""
+        if kernel_set is None or kernel_set == self.kernel_set:
+            return self
+        if kernel_set not in KERNEL_SETS:
+            raise UnsupportedOpError(f"unknown kernel set {kernel_set!r}; choose one of "
+                                     f"{', '.join(KERNEL_SETS)}")
+        if kernel_set == "cmsis-nn" and self.cmsis_nn_isa is None:
+            raise UnsupportedOpError(
+                f"target {self.name} has no CMSIS-NN build (CMSIS-NN needs an Arm Cortex-M "
+                f"core); choose a cortex-m* target, e.g. --target cortex-m4 --kernels cmsis-nn")
+        return replace(self, kernel_set=kernel_set)
 
     def sizeof(self, struct: str) -> int:
         return self._entry(struct)[0]
@@ -149,6 +197,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataComparison": (32, 4),
     "OpDataAbsRsqrt": (28, 4),  # elementwise.cc: 4 int32, bool, int-based enum, TfLiteType
     "OpDataVarHandle": (4, 4),
+    # ops-b (issue 8)
     "OpDataSquaredDifference": (112, 8),  # bool + ArithmeticParams (int64 members)
     "PreluParams": (28, 4),
     "OpDataElu": (256, 1),  # elu.cc OpData: int8_t table[256]
@@ -157,6 +206,57 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataCircularBuffer": (8, 4),
     "QuantizationOpDataBatchMatmul": (28, 4),
     "OpDataDetectionPostProcess": (112, 4),  # detection_postprocess.cc OpData
+    # ops-a (issue 8)
+    "OpDataMirrorPad": (20, 4),  # mirror_pad.cc: five ints
+    "OpDataSelect": (1, 1),  # select.cc: one bool
+    "OpDataCumSum": (36, 4),  # cumsum.cc: nine int32, allocated in Prepare for int8 only
+    "SpaceToBatchParams": (4, 4),  # types.h: one int32 output_offset
+}
+
+# TFLM's signal library (signal/micro/kernels, signal/src): custom-op params and the state
+# structs their persistent buffers hold. Without pointers, so the same on every profile:
+_SIGNAL_COMMON: dict[str, tuple[int, int]] = {
+    "TFLMSignalWindowParams": (8, 4),  # int32 shift, input_size
+    "TFLMSignalEnergyParams": (8, 4),  # int32 end_index, start_index
+    "TFLMSignalLogParams": (8, 4),  # int input_correction_bits, output_scale
+    "TfLitePcanParams": (4, 4),  # int snr_shift
+    # kissfft v130 kiss_fft_state: nfft, inverse, factors[64], twiddles[1] (one complex)
+    "kiss_fft_fixed16::kiss_fft_state": (268, 4),
+    "kiss_fft_fixed32::kiss_fft_state": (272, 4),
+    "kiss_fft_float::kiss_fft_state": (272, 4),
+    "kiss_fft_fixed16::kiss_fft_cpx": (4, 2),
+    "kiss_fft_fixed32::kiss_fft_cpx": (8, 4),
+    "kiss_fft_float::kiss_fft_cpx": (8, 4),
+}
+# ... and with pointers (8-byte on x86-64, 4-byte on arm32; the TfLiteType members pad to the
+# same sizes with -fshort-enums).
+_SIGNAL_X64: dict[str, tuple[int, int]] = {
+    "TfLiteAudioFrontendRfftParams": (48, 8),
+    "TfLiteAudioFrontendIrfftParams": (32, 8),
+    "TFLMSignalFilterBankParams": (64, 8),  # FilterbankConfig (5 pointers) + work_area
+    "TFLMSignalSpectralSubtractionParams": (56, 8),
+    "TFLMSignalFramerParams": (40, 8),
+    "TFLMSignalStackerParams": (56, 8),
+    "TFLMSignalFrontendDelayParams": (32, 8),
+    "TFLMSignalOverlapAddParams": (32, 8),
+    "tflm_signal::CircularBuffer": (40, 8),
+    "kiss_fftr_state": (24, 8),
+    "IrfftFloatState": (16, 8),
+    **_SIGNAL_COMMON,
+}
+_SIGNAL_ARM32: dict[str, tuple[int, int]] = {
+    "TfLiteAudioFrontendRfftParams": (32, 4),
+    "TfLiteAudioFrontendIrfftParams": (24, 4),
+    "TFLMSignalFilterBankParams": (36, 4),
+    "TFLMSignalSpectralSubtractionParams": (44, 4),
+    "TFLMSignalFramerParams": (28, 4),
+    "TFLMSignalStackerParams": (36, 4),
+    "TFLMSignalFrontendDelayParams": (20, 4),
+    "TFLMSignalOverlapAddParams": (24, 4),
+    "tflm_signal::CircularBuffer": (24, 4),
+    "kiss_fftr_state": (12, 4),
+    "IrfftFloatState": (8, 4),
+    **_SIGNAL_COMMON,
 }
 
 _HOST_X64_COMP: dict[str, tuple[int, int]] = {
@@ -173,6 +273,8 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "TfLiteIntArray": (4, 4),
     "MicroBuiltinDataAllocator": (16, 8),
     "SingleArenaBufferAllocator": (72, 8),
+    "PersistentArenaBufferAllocator": (32, 8),  # vptr, 3 pointers
+    "NonPersistentArenaBufferAllocator": (56, 8),  # vptr, 4 pointers, intptr, int, bool
     "GreedyMemoryPlanner": (72, 8),
     "LinearMemoryPlanner": (8216, 8),
     "MicroAllocator": (72, 8),
@@ -189,6 +291,11 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "OpDataAssignVariable": (4, 4),
     "LogSoftmaxOpData": (40, 8),  # five int32 and two size_t
     "OpDataBatchMatmul": (32, 8),  # three pointers and three bools
+    "OpDataEmbeddingLookup": (16, 8),  # embedding_lookup.cc: float + size_t (ops-a)
+    # decode_state*.h: vtable, context and profiler pointers, then the fields (ops-a)
+    "DecodeStateLut": (72, 8),
+    "DecodeStatePrune": (80, 8),
+    "DecodeStateHuffman": (56, 8),
     # Builtin structs that contain pointers.
     "TfLiteVarHandleParams": (16, 8),
     **_COMMON_BUILTIN,
@@ -196,6 +303,7 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     # The wheel's parser (tflite::micro::ParseFullyConnected) asks for 32 bytes, 8-aligned.
     "TfLiteFullyConnectedParams": (32, 8),
     **_COMMON_OPDATA,
+    **_SIGNAL_X64,
 }
 
 _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
@@ -212,6 +320,8 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     "TfLiteIntArray": (4, 4),
     "MicroBuiltinDataAllocator": (8, 4),
     "SingleArenaBufferAllocator": (36, 4),
+    "PersistentArenaBufferAllocator": (16, 4),
+    "NonPersistentArenaBufferAllocator": (32, 4),
     "GreedyMemoryPlanner": (44, 4),
     "LinearMemoryPlanner": (4108, 4),
     "MicroAllocator": (36, 4),
@@ -226,10 +336,15 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     "OpDataConcatenation": (24, 4),
     "LogSoftmaxOpData": (28, 4),
     "OpDataBatchMatmul": (16, 4),
+    "OpDataEmbeddingLookup": (8, 4),  # embedding_lookup.cc: float + size_t (ops-a)
+    "DecodeStateLut": (36, 4),
+    "DecodeStatePrune": (40, 4),
+    "DecodeStateHuffman": (28, 4),
     "TfLiteVarHandleParams": (8, 4),
     **_COMMON_BUILTIN,
     **_ENUM_BUILTIN_INT,
     **_COMMON_OPDATA,
+    **_SIGNAL_ARM32,
 }
 
 _ARM32_SHORT_ENUMS: dict[str, tuple[int, int]] = {
@@ -239,39 +354,91 @@ _ARM32_SHORT_ENUMS: dict[str, tuple[int, int]] = {
     **_ENUM_BUILTIN_SHORT,
 }
 
+# The cmsis_nn kernels' own OpData (tensorflow/lite/micro/kernels/cmsis_nn/*.cc at 90b983c2), on
+# the arm-none-eabi-gcc layout: each wraps the reference OpData and adds CMSIS-NN's fields.
+_CMSIS_NN_OPDATA: dict[str, tuple[int, int]] = {
+    "CmsisNnOpDataConv": (60, 4),  # OpDataConv + buffer_idx (conv.cc, depthwise_conv.cc)
+    # OpDataFullyConnected + buffer_conv_1x1_idx, buffer_idx, kernel_sums, batches,
+    # accum_depth, output_depth.
+    "CmsisNnOpDataFullyConnected": (72, 4),
+    "CmsisNnOpDataPooling": (36, 4),  # OpDataPooling + buffer_idx
+    "CMSISNNSoftmaxParams": (64, 4),  # SoftmaxParams + num_rows, row_size
+    # Nine ints and kernel_sums (scratch_weight_tensor_index only with
+    # KERNELS_OPTIMIZED_FOR_SIZE, which no cortex-m* target sets).
+    "CmsisNnOpDataSvdf": (40, 4),
+    # OpDataLSTM + cmsis_nn_lstm_params (15 int32 + four 40-byte cmsis_nn_lstm_gate).
+    "CmsisNnOpDataLSTM": (912, 8),
+    # ConvParams + three scratch indices + two per-channel pointers.
+    "CmsisNnOpDataTransposeConv": (76, 4),
+}
+
+_CORTEX_M: dict[str, tuple[int, int]] = {**_ARM32_SHORT_ENUMS, **_CMSIS_NN_OPDATA}
+_CORTEX_ABI = "arm-none-eabi-gcc default: AAPCS, 32-bit, short enums"
+
+# core -> (CMSIS-NN ISA class, what the core offers CMSIS-NN).
+_CORES: dict[str, tuple[str, str]] = {
+    "cortex-m0": ("plain", "Armv6-M, no DSP extension"),
+    "cortex-m0plus": ("plain", "Armv6-M, no DSP extension"),
+    "cortex-m3": ("plain", "Armv7-M, no DSP extension"),
+    "cortex-m4": ("dsp", "Armv7E-M with the DSP extension"),
+    "cortex-m7": ("dsp", "Armv7E-M with the DSP extension"),
+    "cortex-m33": ("dsp", "Armv8-M Mainline with the DSP extension"),
+    "cortex-m55": ("mve", "Armv8.1-M with MVE (Helium)"),
+    "cortex-m85": ("mve", "Armv8.1-M with MVE (Helium)"),
+}
+# Cores with a single-precision FPU (VFMA), built hard-float as the device oracle's M4 and M55:
+# TFLM's float sums ``total += a * b`` compile to fused multiply-adds there (measured on
+# hello_world_float: m4/m55 equal the fused result, the soft-float m3 the unfused one).
+_FPU_CORES = frozenset({"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "cortex-m85"})
+
+
+def _cortex_profile(core: str, isa: str, what: str) -> TargetProfile:
+    return TargetProfile(
+        name=core,
+        description=f"{core}: {what}; TFLM built with arm-none-eabi-gcc, production allocator",
+        pointer_size=4, compression=False, short_enums=True, default_allocator="production",
+        structs=MappingProxyType(_CORTEX_M), kernel_set="cmsis-nn", cmsis_nn_isa=isa,
+        core=core, abi=_CORTEX_ABI, tflm_commit="90b983c2", kernels_optimized_for_speed=True,
+        float_fma=core in _FPU_CORES, libm="newlib" if core in _FPU_CORES else "newlib-fdlibm",
+    )
+
 
 PROFILES: Mapping[str, TargetProfile] = MappingProxyType({
     "host-x64": TargetProfile(
         name="host-x64",
         description="the pinned tflite-micro wheel: x86-64, reference kernels, compression on",
         pointer_size=8, compression=True, short_enums=False, default_allocator="recording",
-        structs=MappingProxyType(_HOST_X64_COMP),
+        structs=MappingProxyType(_HOST_X64_COMP), abi="x86-64 SysV (LP64)",
+        tflm_commit="8f6596d",
     ),
     "arm32": TargetProfile(
         name="arm32",
         description="32-bit Cortex-M (AAPCS), int-sized enums, reference kernels, no compression",
         pointer_size=4, compression=False, short_enums=False, default_allocator="production",
-        structs=MappingProxyType(_ARM32_INT_ENUMS),
+        structs=MappingProxyType(_ARM32_INT_ENUMS), abi="AAPCS, 32-bit, int-sized enums",
     ),
     "arm32-short-enums": TargetProfile(
         name="arm32-short-enums",
         description="32-bit Cortex-M (AAPCS) built with -fshort-enums, reference kernels",
         pointer_size=4, compression=False, short_enums=True, default_allocator="production",
-        structs=MappingProxyType(_ARM32_SHORT_ENUMS),
+        structs=MappingProxyType(_ARM32_SHORT_ENUMS), abi="AAPCS, 32-bit, short enums",
     ),
+    **{core: _cortex_profile(core, isa, what) for core, (isa, what) in _CORES.items()},
 })
 
 
-def get_target(target: str | TargetProfile) -> TargetProfile:
-    """The profile called ``target`` (a profile passes through unchanged)."""
+def get_target(target: str | TargetProfile, kernel_set: str | None = None) -> TargetProfile:
+    """The profile called ``target`` (a profile passes through unchanged), with ``kernel_set``
+    instead of its default kernel set when given."""
     if isinstance(target, TargetProfile):
-        return target
+        return target.with_kernel_set(kernel_set)
     try:
-        return PROFILES[target]
+        profile = PROFILES[target]
     except KeyError:
         raise UnsupportedOpError(
             f"unknown target {target!r}; choose one of {', '.join(PROFILES)}"
         ) from None
+    return profile.with_kernel_set(kernel_set)
 
 
-__all__ = ["PROFILES", "TargetProfile", "get_target"]
+__all__ = ["ISA_NAMES", "KERNEL_SETS", "PROFILES", "TargetProfile", "get_target"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError, TinyArenaError
 from tinyarena.interpreter.context import ArenaEvalContext
-from tinyarena.kernels.base import EvalFn, InvokeAbort
+from tinyarena.kernels.base import EvalFn, InvokeAbort, ResetFn
 from tinyarena.model.types import Model, Operator
 
 
@@ -33,8 +33,10 @@ class Graph:
     def __init__(self, *, model: Model, target: object,
                  evals: Sequence[Sequence[EvalFn]], op_data: Sequence[Sequence[Any]],
                  views: Sequence[SubgraphViews], scratch: Sequence[np.ndarray],
-                 workspaces: Sequence[np.ndarray], resources: Sequence[np.ndarray]) -> None:
+                 workspaces: Sequence[np.ndarray], resources: Sequence[np.ndarray],
+                 resets: Sequence[Sequence[ResetFn | None]] = ()) -> None:
         self.subgraph_count = len(model.subgraphs)
+        self._resets = tuple(tuple(r) for r in resets)
         self._resources = tuple(resources)
         contexts = []
         steps = []
@@ -69,6 +71,13 @@ class Graph:
             where = "" if op is None else f"{op.name} (operator {op.index} of subgraph {index})"
             raise KernelError(f"{where} failed during invoke: {type(exc).__name__}: {exc}") \
                 from exc
+
+    def reset_kernels(self) -> None:
+        """MicroInterpreterGraph::ResetSubgraphs: every kernel's reset, subgraph and op order."""
+        for ctx, steps, resets in zip(self._contexts, self._steps, self._resets):
+            for (_, op, data), reset in zip(steps, resets):
+                if reset is not None:
+                    reset(ctx, op, data)
 
     def io_bytes(self, index: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         """(inputs, outputs) of subgraph ``index`` as flat uint8 views."""

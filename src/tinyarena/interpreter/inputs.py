@@ -1,4 +1,12 @@
-"""Reading model inputs from files: .npy, .npz and 8-bit grayscale .bmp.
+"""Reading model inputs from files: .npy, .npz, and images (.png, .jpg, .bmp).
+
+Images a user has (PNG, JPEG, BMP; grayscale or RGB) are read with Pillow, the optional extra
+``tinyarena[images]``. Their pixels become the input's values in one of two ways:
+``scaled`` maps each 0..255 pixel linearly onto a real range (``pixel_range``, default 0..1)
+and quantizes it with the input's own scale and zero point, as a converter's representative
+dataset saw it; ``raw`` copies the bytes, as TFLM's examples feed their test images (the default
+for .bmp, so TFLM's person_detection images behave as in TFLM). An image is resized to the
+input's height and width only on request.
 
 The BMP reader is deliberately small: uncompressed 8-bit palette images whose palette is gray
 (the person_detection test images of TFLM), returned top-down as uint8. Feeding such an image to
@@ -74,15 +82,104 @@ def image_to_input(pixels: np.ndarray, details: dict[str, Any]) -> np.ndarray:
     raise InterpreterError(f"cannot feed an image to a {dtype.name} input")
 
 
-def load_inputs(path: str | Path, details: Sequence[dict[str, Any]]) -> list[np.ndarray]:
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+PIXEL_MODES = ("raw", "scaled")
+
+
+def read_image(path: str | Path, details: dict[str, Any], *, resize: bool = False) -> np.ndarray:
+    """The image's pixels as uint8 (height, width, channels), with the channel count (1 or 3)
+    and, when ``resize``, the height and width of the input ``details`` describe."""
+    height, width, channels = image_geometry(details)
+    try:
+        from PIL import Image
+    except ImportError:
+        raise InterpreterError(
+            f"reading {Path(path).suffix} images needs Pillow: pip install 'tinyarena[images]' "
+            f"(or give the input as .npy)") from None
+    try:
+        with Image.open(path) as opened:
+            image = opened.convert("L" if channels == 1 else "RGB")
+    except OSError as exc:
+        raise InterpreterError(f"cannot read image {path}: {exc}") from None
+    if image.size != (width, height):
+        if not resize:
+            raise InterpreterError(
+                f"{Path(path).name} is {image.size[0]}x{image.size[1]} pixels but input "
+                f"{details['name']!r} takes {width}x{height}; pass --resize (Python: "
+                f"resize=True) to resize it")
+        image = image.resize((width, height), Image.Resampling.BILINEAR)
+    return np.asarray(image, dtype=np.uint8).reshape(height, width, channels)
+
+
+def image_geometry(details: dict[str, Any]) -> tuple[int, int, int]:
+    """(height, width, channels) of an image input: NHWC with N 1 and C 1 or 3, or HW."""
+    shape = tuple(int(d) for d in details["shape"])
+    if len(shape) == 4 and shape[0] == 1 and shape[3] in (1, 3):
+        return shape[1], shape[2], shape[3]
+    if len(shape) == 3 and shape[2] in (1, 3):
+        return shape[0], shape[1], shape[2]
+    if len(shape) in (2, 3) and (len(shape) == 2 or shape[0] == 1):
+        return shape[-2], shape[-1], 1
+    raise InterpreterError(
+        f"input {details['name']!r} has shape {shape}, not an image (NHWC with 1 or 3 "
+        f"channels); give it as .npy")
+
+
+def quantize_pixels(pixels: np.ndarray, details: dict[str, Any],
+                    pixel_range: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+    """Pixels (0..255) mapped linearly onto ``pixel_range`` and quantized with the input's
+    scale and zero point (round half away from zero, saturated), or kept as reals for a
+    float input."""
+    shape = tuple(int(d) for d in details["shape"])
+    dtype = np.dtype(details["dtype"])
+    low, high = pixel_range
+    real = np.float64(low) + pixels.astype(np.float64) * ((high - low) / 255.0)
+    if dtype.kind == "f":
+        return real.astype(dtype).reshape(shape)
+    scales = details["quantization_parameters"]["scales"]
+    zero_points = details["quantization_parameters"]["zero_points"]
+    if dtype.kind not in "iu" or len(scales) != 1:
+        raise InterpreterError(
+            f"input {details['name']!r} is {dtype.name} without one scale and zero point; "
+            f"use --pixels raw or give the input as .npy")
+    scaled = real / float(scales[0])
+    rounded = np.sign(scaled) * np.floor(np.abs(scaled) + 0.5) + int(zero_points[0])
+    info = np.iinfo(dtype)
+    return np.clip(rounded, info.min, info.max).astype(dtype).reshape(shape)
+
+
+def load_image(path: str | Path, details: dict[str, Any], *, pixels: str | None = None,
+               resize: bool = False,
+               pixel_range: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+    """One input's value from an image file: ``pixels`` "raw" (bytes copied) or "scaled"
+    (mapped onto ``pixel_range`` and quantized); default raw for .bmp, scaled otherwise."""
+    path = Path(path)
+    mode = pixels or ("raw" if path.suffix.lower() == ".bmp" else "scaled")
+    if mode not in PIXEL_MODES:
+        raise InterpreterError(f"pixels must be one of {', '.join(PIXEL_MODES)}, not {mode!r}")
+    if path.suffix.lower() == ".bmp" and mode == "raw" and not resize:
+        try:
+            return image_to_input(read_bmp_grayscale(path), details)
+        except InterpreterError:
+            pass  # not an 8-bit grayscale BMP: Pillow reads it below
+    image = read_image(path, details, resize=resize)
+    if mode == "raw":
+        return image_to_input(image, details)
+    return quantize_pixels(image, details, pixel_range)
+
+
+def load_inputs(path: str | Path, details: Sequence[dict[str, Any]], *,
+                pixels: str | None = None, resize: bool = False,
+                pixel_range: tuple[float, float] = (0.0, 1.0)) -> list[np.ndarray]:
     """Input values from ``path``: .npy (one input), .npz (by input name, else in order),
-    or .bmp (one input with as many elements as pixels)."""
+    or an image (.png, .jpg, .jpeg, .bmp; one image input; see ``load_image``)."""
     path = Path(path)
     suffix = path.suffix.lower()
     try:
-        if suffix == ".bmp":
+        if suffix in IMAGE_SUFFIXES:
             _single(details, path)
-            return [image_to_input(read_bmp_grayscale(path), details[0])]
+            return [load_image(path, details[0], pixels=pixels, resize=resize,
+                               pixel_range=pixel_range)]
         if suffix == ".npy":
             _single(details, path)
             return [_as_input(np.load(path, allow_pickle=False), details[0])]
@@ -93,7 +190,8 @@ def load_inputs(path: str | Path, details: Sequence[dict[str, Any]]) -> list[np.
         raise InterpreterError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise InterpreterError(f"cannot read {path}: {exc}") from None
-    raise InterpreterError(f"{path}: input files must be .npy, .npz or .bmp")
+    raise InterpreterError(f"{path}: input files must be .npy, .npz or an image (.png, .jpg, "
+                           f".jpeg, .bmp)")
 
 
 def _single(details: Sequence[dict[str, Any]], path: Path) -> None:
@@ -154,4 +252,6 @@ def random_inputs(details: Sequence[dict[str, Any]], seed: int = 0) -> list[np.n
     return values
 
 
-__all__ = ["image_to_input", "load_inputs", "random_inputs", "read_bmp_grayscale"]
+__all__ = ["IMAGE_SUFFIXES", "PIXEL_MODES", "image_geometry", "image_to_input", "load_image",
+           "load_inputs", "quantize_pixels", "random_inputs", "read_bmp_grayscale",
+           "read_image"]

@@ -7,8 +7,10 @@ in the head, variable tensors and resource buffers in the tail. Constants stay z
 the model bytes. Kernel workspaces (Python-side buffers requested in prepare) are made here,
 once, outside the arena, and reported separately so the arena stays byte-identical to TFLM's.
 
-The public methods follow both TFLM (``input``/``output``, ``set_input(index, array)``,
-``arena_used_bytes``, ``reset``) and ``tf.lite.Interpreter`` (``get_input_details``,
+The public methods follow TFLM (``input``/``output``, ``arena_used_bytes``, ``reset``), the
+tflite_micro wheel's Python runtime (``Interpreter.from_bytes``/``from_file``,
+``set_input(data, index)``, ``get_output(index)``, ``get_input_details(index)``) and
+``tf.lite.Interpreter`` (``Interpreter(model_path=...)``, ``get_input_details()``,
 ``set_tensor``/``get_tensor``, ``allocate_tensors``/``invoke``).
 """
 
@@ -23,13 +25,23 @@ import numpy as np
 
 from tinyarena.arena.allocator import allocate_model
 from tinyarena.arena.layout import ArenaLayout
-from tinyarena.arena.targets import get_target
+from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import (
     InterpreterError,
     ModelError,
+    PlanError,
     UnsupportedOpError,
 )
 from tinyarena.interpreter.graph import Graph, SubgraphViews
+from tinyarena.interpreter.placement import (
+    SharedAllocator,
+    SplitMemory,
+    new_token,
+    preallocated_view,
+    stamp_intact,
+    stamp_slot,
+    write_stamp,
+)
 from tinyarena.interpreter.resolver import OpResolver
 from tinyarena.kernels.base import EvalFn, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
@@ -203,13 +215,24 @@ class Interpreter:
 
     ``arena`` is any writable buffer (its start is aligned up to 16 as TFLM does); or give
     ``arena_size`` to have a 16-aligned arena made; with neither, the smallest arena TFLM
-    would accept is made at allocation time.
+    would accept is made at allocation time. ``target`` names the build (``"cortex-m4"`` runs
+    CMSIS-NN's kernels, as that build does); ``kernel_set`` ("reference" or "cmsis-nn")
+    overrides the target's kernels, and the default resolver registers that set's kernels.
     """
 
-    def __init__(self, model: ModelSource, arena: Any = None, *, arena_size: int | None = None,
-                 resolver: OpResolver | None = None, target: str = "host-x64") -> None:
+    def __init__(self, model: ModelSource | None = None, arena: Any = None, *,
+                 arena_size: int | None = None, resolver: OpResolver | None = None,
+                 target: str | TargetProfile = "host-x64", kernel_set: str | None = None,
+                 model_path: str | os.PathLike | None = None,
+                 model_content: bytes | None = None,
+                 preallocated: Mapping[Any, Any] | None = None,
+                 persistent_arena: Any = None, non_persistent_arena: Any = None,
+                 allocator: SharedAllocator | None = None) -> None:
+        model = _one_model(model, model_path, model_content)
         if arena is not None and arena_size is not None:
             raise InterpreterError("give either arena (a buffer) or arena_size, not both")
+        self._memory = _memory_options(arena, arena_size, persistent_arena,
+                                       non_persistent_arena, allocator)
         if arena_size is not None and (not isinstance(arena_size, int)
                                        or isinstance(arena_size, bool) or arena_size <= 0):
             raise InterpreterError(f"arena_size must be a positive int, got {arena_size!r}")
@@ -219,8 +242,15 @@ class Interpreter:
         self._model = _load_model(model)
         if not self._model.subgraphs:
             raise ModelError("the model has no subgraphs")
-        self._resolver = resolver if resolver is not None else OpResolver.default()
-        self._target_name = target
+        self._target = get_target(target, kernel_set)
+        self._resolver = (resolver if resolver is not None
+                          else OpResolver.default(self._target.kernel_set))
+        if self._resolver.kernel_set != self._target.kernel_set:
+            raise InterpreterError(
+                f"the resolver registers {self._resolver.kernel_set} kernels but target "
+                f"{self._target.name} runs {self._target.kernel_set}; build it with "
+                f"OpResolver([...], kernel_set={self._target.kernel_set!r}) or pass "
+                f"kernel_set={self._resolver.kernel_set!r}")
         self._arena: np.ndarray | None
         if arena is not None:
             self._arena = _aligned(_arena_array(arena))
@@ -232,6 +262,45 @@ class Interpreter:
             self._arena = None  # sized at allocation time
             self._arena_owner = None
         self._alloc: _Allocation | None = None
+        self._preallocated: dict[int, Any] = {}
+        self._split: SplitMemory | None = None
+        self._token = allocator.token if allocator is not None else new_token()
+        self._stamp: np.ndarray | None = None
+        for key, buffer in (preallocated or {}).items():
+            sg_index, index = key if isinstance(key, tuple) else (0, key)
+            self.register_preallocated_tensor(index, buffer, sg_index)
+
+    @classmethod
+    def from_bytes(cls, model_data: bytes | bytearray | memoryview,
+                   custom_op_registerers: Sequence[str] | None = None,
+                   arena_size: int | None = None, **kwargs: Any) -> Interpreter:
+        """tflite_micro's ``Interpreter.from_bytes(model_data, arena_size=...)``: built and
+        allocated, ready for ``set_input(data, index)``. Without ``arena_size`` the arena is
+        the smallest TFLM accepts (the wheel guesses ten times the model size instead).
+        ``kwargs`` are this class's own (``resolver``, ``target``, ``arena``)."""
+        _refuse_registerers(custom_op_registerers)
+        if not isinstance(model_data, (bytes, bytearray, memoryview)):
+            raise InterpreterError(
+                f"from_bytes takes the model's bytes, not {type(model_data).__name__}; use "
+                f"Interpreter.from_file(path) for a file")
+        interpreter = cls(model_data, arena_size=arena_size, **kwargs)
+        interpreter.allocate_tensors()
+        return interpreter
+
+    @classmethod
+    def from_file(cls, model_path: str | os.PathLike,
+                  custom_op_registerers: Sequence[str] | None = None,
+                  arena_size: int | None = None, **kwargs: Any) -> Interpreter:
+        """tflite_micro's ``Interpreter.from_file(model_path, arena_size=...)``: built and
+        allocated, ready for ``set_input(data, index)``."""
+        _refuse_registerers(custom_op_registerers)
+        if not isinstance(model_path, (str, os.PathLike)):
+            raise InterpreterError(
+                f"from_file takes a path, not {type(model_path).__name__}; use "
+                f"Interpreter.from_bytes(data) for bytes")
+        interpreter = cls(model_path, arena_size=arena_size, **kwargs)
+        interpreter.allocate_tensors()
+        return interpreter
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -251,6 +320,11 @@ class Interpreter:
         return self._allocated().layout
 
     @property
+    def target(self) -> TargetProfile:
+        """The build this interpreter emulates (struct layout, kernel set, TFLM version)."""
+        return self._target
+
+    @property
     def resolver(self) -> OpResolver:
         return self._resolver
 
@@ -259,21 +333,87 @@ class Interpreter:
         return self._alloc is not None
 
     # -- allocation ----------------------------------------------------------------------------
+    def register_preallocated_tensor(self, tensor_index: int, buffer: Any,
+                                     subgraph_index: int = 0) -> None:
+        """RFC 001's RegisterPreallocatedTensor: ``buffer`` (a writable numpy array or buffer of
+        exactly the tensor's bytes) becomes the data of subgraph-0 tensor ``tensor_index``; it
+        is not planned in the arena and is used in place, never copied. Call it before
+        ``allocate_tensors``; constants, offline-planned tensors and tensors of other
+        subgraphs are refused."""
+        if self._alloc is not None:
+            raise InterpreterError("register pre-allocated tensors before allocate_tensors() "
+                                   "(TFLM plans the arena once, at AllocateTensors)")
+        from tinyarena.arena.allocator import check_preallocated
+        from tinyarena.arena.lifetimes import tensor_nbytes
+
+        try:
+            ((_, index),) = check_preallocated(self._model, [(subgraph_index, tensor_index)])
+        except PlanError as exc:
+            raise InterpreterError(str(exc)) from None
+        tensor = self._model.subgraphs[0].tensors[index]
+        self._preallocated[index] = preallocated_view(
+            tensor, tensor_nbytes(self._model, 0, index), buffer)
+
     def allocate_tensors(self) -> None:
         """TFLM's MicroInterpreter::AllocateTensors: plan the arena and build every view."""
         self._alloc = None  # a failed allocation leaves nothing half-built behind
         registrations = self._resolve()
-        if self._arena is None:
+        if self._memory is not None:
+            layout = self._allocate_elsewhere()
+        elif self._arena is None:
             # Smallest arena TFLM accepts: the layout's offsets then refer to min_arena bytes.
-            layout = allocate_model(self._model, target=self._target_name, arena_size=None,
-                                    resolver=self._resolver, allow_tinyarena_kernels=True)
+            layout = allocate_model(self._model, target=self._target, arena_size=None,
+                                    resolver=self._resolver, allow_tinyarena_kernels=True,
+                                    preallocated=tuple(self._preallocated))
             self._arena = _own_arena(int(layout.arena_size))
         else:
-            layout = allocate_model(self._model, target=self._target_name,
+            layout = allocate_model(self._model, target=self._target,
                                     arena_size=int(self._arena.shape[0]),
-                                    resolver=self._resolver, allow_tinyarena_kernels=True)
+                                    resolver=self._resolver, allow_tinyarena_kernels=True,
+                                    preallocated=tuple(self._preallocated))
         self._alloc = self._build(layout, registrations)
+        if self._memory is None or self._memory[0] != "shared":
+            # This Interpreter now owns all of its memory: clearing it also wipes the owner
+            # stamp of any other Interpreter whose allocator objects lie inside it.
+            for buffer in self._owned_buffers():
+                buffer.fill(0)
+        self._stamp = stamp_slot(self._addressable(), layout)
+        write_stamp(self._stamp, self._token)
         self.reset()
+
+    def _owned_buffers(self) -> tuple[np.ndarray, ...]:
+        if self._split is not None and self._memory is not None and self._memory[0] == "split":
+            return (self._split.non_persistent, self._split.persistent)
+        return (self.arena,)
+
+    def _allocate_elsewhere(self) -> ArenaLayout:
+        """Two arenas (allocate_split) or a SharedAllocator's arena (allocate_shared)."""
+        assert self._memory is not None
+        kind, first, second = self._memory
+        if kind == "shared":
+            if self._preallocated:
+                raise InterpreterError("pre-allocated tensors are not supported on a "
+                                       "SharedAllocator; give the Interpreter its own arena")
+            layout: ArenaLayout = first.allocate(id(self), self._model, self._target,
+                                                 self._resolver)
+            self._arena = first.arena
+            return layout
+        from tinyarena.arena.multi import allocate_split
+
+        split = allocate_split(self._model, target=self._target,
+                               persistent_size=int(second.shape[0]),
+                               non_persistent_size=int(first.shape[0]),
+                               resolver=self._resolver, allow_tinyarena_kernels=True,
+                               preallocated=tuple(self._preallocated))
+        self._arena = first
+        self._split = SplitMemory(first, second, split.persistent_base)
+        return split.layout
+
+    def _addressable(self) -> Any:
+        """What the layout's addresses index: the arena, or both arenas of a split layout."""
+        if self._memory is not None and self._memory[0] == "split":
+            return self._split
+        return self.arena
 
     def _resolve(self) -> tuple[tuple[Registration, ...], ...]:
         registrations = self._resolver.resolve_model(self._model)
@@ -282,16 +422,18 @@ class Interpreter:
                 if reg.eval is None:
                     raise UnsupportedOpError(
                         f"{op.name} (operator {op.index} of subgraph {sg.index}) has no eval "
-                        f"kernel in tinyarena yet (its arena size is known: use "
-                        f"tinyarena.allocate_model for sizing)",
+                        f"kernel in tinyarena yet, so the model cannot run here; its arena "
+                        f"size is exact all the same: use `tinyarena size` / `plan` / "
+                        f"`optimize` (tinyarena.allocate_model)",
                         op_name=op.name, op_index=op.index, subgraph_index=sg.index)
         return registrations
 
     def _build(self, layout: ArenaLayout,
                registrations: tuple[tuple[Registration, ...], ...]) -> _Allocation:
-        arena = self.arena
+        arena = self._addressable()
         offsets: Mapping[tuple[int, int], int] = layout.tensor_offsets
         views = tuple(_subgraph_views(arena, sg, offsets) for sg in self._model.subgraphs)
+        views = (_with_preallocated(views[0], self._preallocated), *views[1:])
         scratch = _scratch_views(arena, layout)
         workspaces, workspace_memory, pool = _make_workspaces(layout)
         resources = _resource_views(arena, layout, self._model)
@@ -301,9 +443,10 @@ class Interpreter:
         op_data = tuple(tuple(layout.op_data.get((sg.index, op.index))
                               for op in sg.operators) for sg in self._model.subgraphs)
         evals = tuple(tuple(_eval_fn(reg) for reg in regs) for regs in registrations)
-        graph = Graph(model=self._model, target=get_target(self._target_name),
+        graph = Graph(model=self._model, target=self._target,
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
-                      workspaces=workspaces, resources=tuple(r for r, _ in resources))
+                      workspaces=workspaces, resources=tuple(r for r, _ in resources),
+                      resets=tuple(tuple(reg.reset for reg in regs) for regs in registrations))
         variables = tuple(
             (view, _reset_value(t))
             for sg in self._model.subgraphs for t in sg.tensors
@@ -311,27 +454,40 @@ class Interpreter:
         return _Allocation(layout=layout, graph=graph, views=views,
                            workspace_memory=workspace_memory, scratch_pool=pool,
                            persistent_workspaces=len(workspace_memory) - 1,
-                           live_after_invoke=_live_after_invoke(layout, self._model.subgraphs[0]),
+                           live_after_invoke=_live_after_invoke(layout, self._model.subgraphs[0])
+                           | frozenset(self._preallocated),
                            variables=variables, resources=resources, workspaces=workspaces)
 
     def _allocated(self) -> _Allocation:
         if self._alloc is None:
             raise InterpreterError("tensors are not allocated: call allocate_tensors() first")
+        if not stamp_intact(self._stamp, self._token):
+            self._alloc = None
+            raise InterpreterError(
+                "this Interpreter's arena was taken over by another allocation (its allocator "
+                "objects in the tail were overwritten): two Interpreters were given overlapping "
+                "memory. Give each its own buffer, or share one arena on purpose with "
+                "Interpreter(model, allocator=tinyarena.SharedAllocator(arena)); then call "
+                "allocate_tensors() again")
         return self._alloc
 
     # -- running -------------------------------------------------------------------------------
     def invoke(self) -> None:
         """Run subgraph 0 once (MicroInterpreter::Invoke)."""
-        self._allocated().graph.invoke_subgraph(0)
+        alloc = self._allocated()
+        if self._memory is not None and self._memory[0] == "shared":
+            self._memory[1].take_turn(id(self), "invoke", bool(self._model.subgraphs[0].inputs))
+        alloc.graph.invoke_subgraph(0)
 
     def reset(self) -> None:
         """MicroInterpreter::Reset: variable tensors and resource variables back to their
-        initial value (zero, or the zero point of int8 tensors)."""
+        initial value (zero, or the zero point of int8 tensors), and every kernel's reset."""
         alloc = self._allocated()
         for view, value in alloc.variables:
             view.fill(value & 0xFF)
         for view, value in alloc.resources:
             view.fill(value & 0xFF)
+        alloc.graph.reset_kernels()
 
     # -- TFLM-style I/O --------------------------------------------------------------------------
     def input(self, index: int) -> np.ndarray:
@@ -342,15 +498,18 @@ class Interpreter:
         """The arena view of output ``index`` (TFLM's ``interpreter.output(i)``)."""
         return self._io_view(index, self._model.subgraphs[0].outputs, "output")
 
-    def set_input(self, index: int, value: Any) -> None:
-        """Copy ``value`` into input ``index``; its shape and dtype must match exactly."""
+    def set_input(self, data: Any, index: Any = 0) -> None:
+        """Copy ``data`` into input ``index`` (tflite_micro's ``set_input(input_data, index)``);
+        its shape and dtype must match exactly. tinyarena's earlier order, ``set_input(index,
+        array)``, is still accepted when it cannot be misread: an int index and an array."""
+        value, index = _input_arguments(data, index)
         sg = self._model.subgraphs[0]
         view = self._io_view(index, sg.inputs, "input")
         _check_value(sg.tensors[sg.inputs[index]], view, value, f"input {index}")
         view[...] = value
 
-    def get_output(self, index: int) -> np.ndarray:
-        """A copy of output ``index`` after the last invoke."""
+    def get_output(self, index: int = 0) -> np.ndarray:
+        """A copy of output ``index`` after the last invoke (tflite_micro's ``get_output``)."""
         return self.output(index).copy()
 
     def inputs_size(self) -> int:
@@ -360,13 +519,28 @@ class Interpreter:
         return len(self._model.subgraphs[0].outputs)
 
     # -- tf.lite-style I/O -----------------------------------------------------------------------
-    def get_input_details(self) -> list[dict[str, Any]]:
+    def get_input_details(self, index: int | None = None) -> Any:
+        """tf.lite's ``get_input_details()`` (a list of dicts); with an ``index``,
+        tflite_micro's ``get_input_details(index)`` (that input's dict)."""
         sg = self._model.subgraphs[0]
+        if index is not None:
+            return _details(sg.tensors[sg.inputs[_io_index(index, len(sg.inputs), "input")]])
         return [_details(sg.tensors[i]) for i in sg.inputs]
 
-    def get_output_details(self) -> list[dict[str, Any]]:
+    def get_output_details(self, index: int | None = None) -> Any:
+        """tf.lite's ``get_output_details()`` (a list of dicts); with an ``index``,
+        tflite_micro's ``get_output_details(index)`` (that output's dict)."""
         sg = self._model.subgraphs[0]
+        if index is not None:
+            return _details(sg.tensors[sg.outputs[_io_index(index, len(sg.outputs), "output")]])
         return [_details(sg.tensors[i]) for i in sg.outputs]
+
+    def print_allocations(self) -> None:
+        """tflite_micro's ``print_allocations()``: the recording allocator's report, on
+        stderr as the wheel prints it."""
+        import sys
+
+        print(self.allocation_report().text, file=sys.stderr)
 
     def get_tensor_details(self) -> list[dict[str, Any]]:
         return [_details(t) for t in self._model.subgraphs[0].tensors]
@@ -439,7 +613,10 @@ class Interpreter:
         if not isinstance(index, (int, np.integer)) or not 0 <= index < len(indices):
             raise InterpreterError(
                 f"{kind} index {index!r} out of range: the model has {len(indices)} {kind}s")
-        return self._view(indices[index])
+        view = self._view(indices[index])
+        if self._memory is not None and self._memory[0] == "shared":
+            self._memory[1].take_turn(id(self), kind, False)
+        return view
 
     def _tensor(self, tensor_index: int) -> Tensor:
         tensors = self._model.subgraphs[0].tensors
@@ -455,6 +632,92 @@ class Interpreter:
         if view is None:
             raise InterpreterError(f"tensor {tensor_index} has no storage in the arena")
         return view
+
+
+def _one_model(model: ModelSource | None, model_path: Any, model_content: Any) -> ModelSource:
+    """The model from exactly one of: the positional argument, tf.lite's ``model_path=`` or
+    ``model_content=``."""
+    given = [m for m in (model, model_path, model_content) if m is not None]
+    if len(given) != 1:
+        raise InterpreterError(
+            "give the model once: Interpreter(model), Interpreter(model_path=...) or "
+            f"Interpreter(model_content=...); got {len(given)}")
+    if model_path is not None and not isinstance(model_path, (str, os.PathLike)):
+        raise InterpreterError(f"model_path must be a path, not {type(model_path).__name__}")
+    if model_content is not None and not isinstance(model_content,
+                                                    (bytes, bytearray, memoryview)):
+        raise InterpreterError(
+            f"model_content must be the model's bytes, not {type(model_content).__name__}")
+    return given[0]
+
+
+def _refuse_registerers(registerers: Sequence[str] | None) -> None:
+    if registerers:
+        raise InterpreterError(
+            "custom_op_registerers name C++ registration functions of the tflite_micro wheel; "
+            "tinyarena runs Python kernels: pass resolver=tinyarena.OpResolver.default()"
+            ".add_custom(name, Registration(...)) instead")
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _input_arguments(data: Any, index: Any) -> tuple[Any, Any]:
+    """(value, index) of ``set_input``: tflite_micro's order (data, index), or tinyarena's
+    earlier (index, array) when that reading is the only one that makes sense."""
+    if _is_index(index):
+        return data, index
+    if _is_index(data) and index is not None and not _is_index(index):
+        return index, data  # set_input(0, array): the old order, unambiguous
+    raise InterpreterError(
+        f"set_input takes (data, index) as tflite_micro does, e.g. set_input(array, 0); got "
+        f"({type(data).__name__}, {type(index).__name__})")
+
+
+def _io_index(index: Any, count: int, kind: str) -> int:
+    if not _is_index(index) or not 0 <= int(index) < count:
+        raise InterpreterError(
+            f"{kind} index {index!r} out of range: the model has {count} {kind}s")
+    return int(index)
+
+
+def _memory_options(arena: Any, arena_size: int | None, persistent: Any, non_persistent: Any,
+                    allocator: Any) -> tuple[str, Any, Any] | None:
+    """("split", non-persistent, persistent arrays), ("shared", allocator, None) or None."""
+    split = persistent is not None or non_persistent is not None
+    if split and (persistent is None or non_persistent is None):
+        raise InterpreterError("two arenas need both persistent_arena and non_persistent_arena")
+    if sum((split, allocator is not None, arena is not None or arena_size is not None)) > 1:
+        raise InterpreterError("give one of: arena/arena_size, persistent_arena with "
+                               "non_persistent_arena, or allocator")
+    if allocator is not None:
+        if not isinstance(allocator, SharedAllocator):
+            raise InterpreterError(f"allocator must be a tinyarena.SharedAllocator, not "
+                                   f"{type(allocator).__name__}")
+        return ("shared", allocator, None)
+    if split:
+        from tinyarena.interpreter.placement import persistent_buffer
+
+        p = persistent_buffer(_arena_array(persistent))
+        n = _aligned(_arena_array(non_persistent))
+        if np.may_share_memory(p, n):
+            raise InterpreterError("persistent_arena and non_persistent_arena overlap; give "
+                                   "two separate buffers")
+        return ("split", n, p)
+    return None
+
+
+def _with_preallocated(views: SubgraphViews, arrays: Mapping[int, np.ndarray]) -> SubgraphViews:
+    """Subgraph 0's views with each pre-allocated tensor viewing the caller's buffer."""
+    if not arrays:
+        return views
+    typed = list(views.arrays)
+    raw = list(views.byte_views)
+    for index, array in arrays.items():
+        typed[index] = array
+        raw[index] = array.reshape(-1).view(np.uint8)
+    return SubgraphViews(tuple(typed), tuple(raw))
 
 
 def _check_value(tensor: Tensor, view: np.ndarray, value: Any, what: str) -> None:
@@ -520,6 +783,9 @@ def _subgraph_views(arena: np.ndarray, sg: Subgraph,
             typed, raw = _tensor_view(arena, int(offset), t)
             arrays.append(typed)
             byte_views.append(raw)
+        elif t.element_count == 0 and t.type in NUMPY_DTYPES:  # nothing to plan, still an array
+            arrays.append(np.empty(t.shape, NUMPY_DTYPES[t.type]))
+            byte_views.append(np.empty(0, np.uint8))
         else:
             arrays.append(None)
             byte_views.append(None)

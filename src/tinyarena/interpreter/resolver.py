@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from tinyarena.errors import InterpreterError, UnsupportedOpError
-from tinyarena.kernels import MODULES, registration
+from tinyarena.kernels import KERNEL_SETS, MODULES, registration
 from tinyarena.kernels.base import Registration
+from tinyarena.kernels.catalog import unsupported_op_message
 from tinyarena.model.types import Model, Operator
 
 
@@ -20,20 +21,31 @@ class OpResolver:
     """Op name -> Registration, filled explicitly (``add``) or with every op (``default``).
 
     ``add`` returns the resolver so registrations chain like TFLM's ``AddXxx()`` calls.
+    ``kernel_set`` picks which kernels builtin ops get: "reference" or "cmsis-nn" (TFLM's
+    ``kernels/cmsis_nn/`` replacing the ops it has, the reference kernels for the others), as a
+    firmware links one set.
     """
 
-    def __init__(self, ops: Iterable[str] = ()) -> None:
+    def __init__(self, ops: Iterable[str] = (), kernel_set: str = "reference") -> None:
+        if kernel_set not in KERNEL_SETS:
+            raise UnsupportedOpError(f"unknown kernel set {kernel_set!r}; choose one of "
+                                     f"{', '.join(KERNEL_SETS)}")
+        self._kernel_set = kernel_set
         self._registrations: dict[str, Registration] = {}
         self._all_builtins = False
         for name in ops:
             self.add(name)
 
     @classmethod
-    def default(cls) -> OpResolver:
+    def default(cls, kernel_set: str = "reference") -> OpResolver:
         """A resolver that knows every builtin op tinyarena has a kernel module for."""
-        resolver = cls()
+        resolver = cls(kernel_set=kernel_set)
         resolver._all_builtins = True
         return resolver
+
+    @property
+    def kernel_set(self) -> str:
+        return self._kernel_set
 
     def add(self, name: str, kernel: Registration | None = None) -> OpResolver:
         """Register a builtin op by its schema name (``"CONV_2D"``), or any op with ``kernel``.
@@ -49,7 +61,7 @@ class OpResolver:
                 raise UnsupportedOpError(
                     f"tinyarena has no builtin kernel called {name}; register a custom op with "
                     f"resolver.add({name!r}, Registration(...))", op_name=name)
-            kernel = registration(name)
+            kernel = registration(name, self._kernel_set)
         elif not isinstance(kernel, Registration):
             raise InterpreterError(
                 f"kernel for {name} must be a tinyarena.kernels.base.Registration, "
@@ -66,7 +78,7 @@ class OpResolver:
         found = self._registrations.get(name)
         if found is None and self._all_builtins and name in MODULES:
             try:
-                found = registration(name)
+                found = registration(name, self._kernel_set)
             except UnsupportedOpError:
                 return None
         return found
@@ -74,6 +86,11 @@ class OpResolver:
     def resolve(self, op: Operator, subgraph_index: int = 0) -> Registration:
         """The kernel for ``op``; raises UnsupportedOpError naming the op and its index."""
         found = self.find(op.name)
+        if found is None and self._all_builtins:  # every kernel tinyarena has: say why not
+            raise UnsupportedOpError(
+                f"{op.name} (operator {op.index} of subgraph {subgraph_index}): "
+                f"{unsupported_op_message(op.name)}",
+                op_name=op.name, op_index=op.index, subgraph_index=subgraph_index)
         if found is None:
             kind = "custom op" if op.is_custom else "op"
             hint = (f"resolver.add({op.name!r})" if op.name in MODULES
@@ -121,6 +138,7 @@ class OpResolver:
         return sorted(names)
 
     def __repr__(self) -> str:
+        ks = "" if self._kernel_set == "reference" else f"kernel_set={self._kernel_set!r}"
         if self._all_builtins:
-            return f"OpResolver.default() + {sorted(self._registrations)}"
-        return f"OpResolver({sorted(self._registrations)})"
+            return f"OpResolver.default({ks}) + {sorted(self._registrations)}"
+        return f"OpResolver({sorted(self._registrations)}{', ' + ks if ks else ''})"

@@ -66,6 +66,54 @@ MODULES: dict[str, str] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "unidirectional_sequence_lstm",
     "VAR_HANDLE": "var_handle",
     "WHILE": "while_",
+    # ops-a (issue 8): data movement, reductions, resizing
+    "ARG_MAX": "arg_min_max",
+    "ARG_MIN": "arg_min_max",
+    "BATCH_TO_SPACE_ND": "batch_to_space_nd",
+    "BROADCAST_ARGS": "broadcast_args",
+    "BROADCAST_TO": "broadcast_to",
+    "CAST": "cast",
+    "CUMSUM": "cumsum",
+    "DEPTH_TO_SPACE": "depth_to_space",
+    "DYNAMIC_UPDATE_SLICE": "dynamic_update_slice",
+    "EMBEDDING_LOOKUP": "embedding_lookup",
+    "FILL": "fill",
+    "GATHER": "gather",
+    "GATHER_ND": "gather_nd",
+    "MIRROR_PAD": "mirror_pad",
+    "PACK": "pack",
+    "REDUCE_ALL": "reduce",
+    "REDUCE_MAX": "reduce",
+    "REDUCE_MIN": "reduce",
+    "RESIZE_BILINEAR": "resize_bilinear",
+    "RESIZE_NEAREST_NEIGHBOR": "resize_nearest_neighbor",
+    "REVERSE_V2": "reverse",
+    "SELECT_V2": "select",
+    "SHAPE": "shape",
+    "SLICE": "slice",
+    "SPACE_TO_BATCH_ND": "space_to_batch_nd",
+    "SPACE_TO_DEPTH": "space_to_depth",
+    "SPLIT": "split",
+    "SPLIT_V": "split",
+    "TFLM_DECODE": "decode",
+    "UNPACK": "unpack",
+    "ZEROS_LIKE": "zeros_like",
+    # TFLM's signal library: custom ops, keyed by their custom code (kernels/signal/)
+    "SignalDelay": "signal.delay",
+    "SignalEnergy": "signal.energy",
+    "SignalFftAutoScale": "signal.fft_auto_scale",
+    "SignalFilterBank": "signal.filter_bank",
+    "SignalFilterBankLog": "signal.filter_bank_log",
+    "SignalFilterBankSpectralSubtraction": "signal.filter_bank_spectral_subtraction",
+    "SignalFilterBankSquareRoot": "signal.filter_bank_square_root",
+    "SignalFramer": "signal.framer",
+    "SignalIrfft": "signal.irfft",
+    "SignalOverlapAdd": "signal.overlap_add",
+    "SignalPCAN": "signal.pcan",
+    "SignalRfft": "signal.rfft",
+    "SignalStacker": "signal.stacker",
+    "SignalWindow": "signal.window",
+    # ops-b (issue 8): math, logical, pooling and detection ops
     "CEIL": "ceil",
     "EXP": "exp",
     "FLOOR": "floor",
@@ -89,17 +137,33 @@ MODULES: dict[str, str] = {
 }
 
 
-def registration(op_name: str) -> Registration:
-    """The kernel for ``op_name``; raises UnsupportedOpError when tinyarena has none."""
+KERNEL_SETS = ("reference", "cmsis-nn")
+
+
+def registration(op_name: str, kernel_set: str = "reference") -> Registration:
+    """The kernel for ``op_name`` in ``kernel_set``; raises UnsupportedOpError when tinyarena
+    has none. "cmsis-nn" is TFLM's ``kernels/cmsis_nn/`` folder: its kernels replace the
+    reference ones of the same op, every other op keeps the reference kernel (as in the build)."""
+    from tinyarena.kernels.catalog import unsupported_op_message
+
+    if kernel_set == "cmsis-nn":
+        from tinyarena.kernels.cmsis_nn import cmsis_nn_registration
+
+        replacement = cmsis_nn_registration(op_name)
+        if replacement is not None:
+            return replacement
+    elif kernel_set != "reference":
+        raise UnsupportedOpError(f"unknown kernel set {kernel_set!r}; choose one of "
+                                 f"{', '.join(KERNEL_SETS)}", op_name=op_name)
     module_name = MODULES.get(op_name)
     if module_name is None:
-        raise UnsupportedOpError(f"no kernel for operator {op_name}", op_name=op_name)
+        raise UnsupportedOpError(unsupported_op_message(op_name), op_name=op_name)
     try:
         module = importlib.import_module(f"tinyarena.kernels.{module_name}")
     except ModuleNotFoundError as exc:
         if exc.name != f"tinyarena.kernels.{module_name}":
             raise
-        raise UnsupportedOpError(f"no kernel for operator {op_name} yet", op_name=op_name) from None
+        raise UnsupportedOpError(unsupported_op_message(op_name), op_name=op_name) from None
     registrations = getattr(module, "REGISTRATIONS", None)
     if registrations is not None:  # one module serving several ops (pooling, activations)
         return registrations[op_name]

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._fma import fma32
 from tinyarena.model.types import Operator, TensorType
 
 # Largest im2col tile, in float64 elements (8 MiB): bounded memory whatever the layer size.
@@ -341,13 +342,19 @@ def phased_taps(buf: np.ndarray, geom: ConvGeometry) -> tuple[np.ndarray, ...]:
 
 
 def depthwise_taps_phased(taps: tuple[np.ndarray, ...], tiled: np.ndarray, acc: np.ndarray,
-                          tmp: np.ndarray) -> None:
+                          tmp: np.ndarray, fused: bool = False) -> None:
     """acc = sum over taps in TFLM's (ky, kx) order of tap_view * tiled weights.
 
     ``taps`` come from :func:`phased_taps`; ``acc`` and ``tmp`` are (N, out_h, out_w * C) in
     the accumulator dtype. The order of the float32 additions is the reference kernel's, so
-    float results are identical to TFLM's.
+    float results are identical to TFLM's; ``fused``: each ``total += a * b`` is one fused
+    multiply-add from ``total = 0`` (a build with ``float_fma``).
     """
+    if fused:
+        acc.fill(0.0)
+        for t in range(len(taps)):
+            acc[...] = fma32(taps[t], tiled[t], acc)
+        return
     np.multiply(taps[0], tiled[0], out=acc)
     for t in range(1, len(taps)):
         np.multiply(taps[t], tiled[t], out=tmp)

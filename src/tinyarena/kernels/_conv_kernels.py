@@ -38,6 +38,7 @@ from tinyarena.kernels._conv_common import (
     phased_taps,
     tile_taps,
 )
+from tinyarena.kernels._fma import fma32, fused_dot_accumulate
 from tinyarena.kernels._quant import (
     ChannelRequant,
     calculate_activation_range_float,
@@ -49,6 +50,7 @@ from tinyarena.kernels._quant import (
     requantize_int64_inplace,
     tensor_quant,
 )
+from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic, scale_arithmetic
 from tinyarena.kernels.base import required_tensor
 from tinyarena.model.types import Operator, Tensor, TensorType
 
@@ -203,6 +205,7 @@ class ConvData:
     ws_acci: int
     ws_tmp: int
     gemm_dtype: Any = np.float64  # of the padded input, im2col tiles, weights and GEMM sums
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
     filter_finite: bool = True  # False: a constant float filter holds inf or NaN
 
 
@@ -274,7 +277,9 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
     filt = _const(filter_t)
     k = geom.filter_h * geom.filter_w * cin_g  # per group
     m = geom.batches * geom.out_h * geom.out_w
-    exact_float = kind == KIND_FLOAT and k * m * out_c <= EXACT_FLOAT_WORK
+    fused = kind == KIND_FLOAT and bool(getattr(ctx.target, "float_fma", False))
+    # A fused build's sums have one order and one rounding per step: always the exact path.
+    exact_float = kind == KIND_FLOAT and (fused or k * m * out_c <= EXACT_FLOAT_WORK)
     gemm_dtype: Any = np.float64
     if (kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(filt)) or exact_float:
         gemm_dtype = np.float32
@@ -320,7 +325,7 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         ws_tmp = scratch((chunk, out_c), np.int64)
     return ConvData(kind, geom, padding, groups, fmin, fmax, input_offset, rq, ws_wmat, bias,
                     acc_bias, acc_bias_const, -input_offset, exact_float, rows, pixels,
-                    ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype,
+                    ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype, fused,
                     kind != KIND_FLOAT or filt is None or bool(np.isfinite(filt).all()))
 
 
@@ -336,8 +341,10 @@ def padding_validity(geom: ConvGeometry) -> np.ndarray:
 
 
 def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, groups: int,
-                      out: np.ndarray, tmp: np.ndarray, valid: np.ndarray | None = None) -> None:
-    """reference_ops::Conv's float32 sum in its own order: taps (ky, kx), then input channels.
+                      out: np.ndarray, tmp: np.ndarray, fused: bool = False,
+                      valid: np.ndarray | None = None) -> None:
+    """reference_ops::Conv's float32 sum in its own order: taps (ky, kx), then input channels;
+    ``fused``: each ``total += a * b`` one fused multiply-add (a build with ``float_fma``).
 
     ``padded`` and ``filt`` are float32; ``out`` and ``tmp`` (N, out_h, out_w, out_c).
     ``valid`` (:func:`padding_validity`): products of padded taps are dropped, as TFLM skips
@@ -356,7 +363,12 @@ def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, 
                 view = geom.tap(padded, ky, kx)
                 skip = None if valid is None else ~geom.tap(valid, ky, kx)
                 for c in range(g * cin_g, (g + 1) * cin_g):
-                    np.multiply(view[..., c:c + 1], filt[cols, ky, kx, c - g * cin_g], out=t)
+                    w = filt[cols, ky, kx, c - g * cin_g]
+                    if fused:
+                        total = fma32(view[..., c:c + 1], w, a)
+                        a[...] = total if skip is None else np.where(skip, a, total)
+                        continue
+                    np.multiply(view[..., c:c + 1], w, out=t)
                     if skip is not None:
                         np.copyto(t, 0.0, where=skip)
                     np.add(a, t, out=a)
@@ -427,7 +439,7 @@ def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
         fill_padded(padded, geom, x)
         valid = None if finite else padding_validity(geom)
         _conv_float_exact(padded, geom, np.asarray(filt, np.float32), data.groups, out, tmp,
-                          valid)
+                          data.fused, valid)
         bias = data.bias if data.bias is not None or bias_arr is None else bias_arr
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
@@ -536,6 +548,7 @@ class DepthwiseData:
     # views costs more than the arithmetic of a small layer. Keyed by the padded buffer's
     # identity, so another set of workspaces rebuilds them.
     views: dict = field(default_factory=dict, compare=False, repr=False)
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
     filter_finite: bool = True  # False: a constant float filter holds inf or NaN
 
 
@@ -592,6 +605,8 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
     return DepthwiseData(kind, geom, padding, mult, fmin, fmax, input_offset, rq, ws_weights,
                          bias, acc_bias, acc_bias_const, -input_offset, acc_dtype, rows,
                          ws_padded, ws_acc, ws_tmp, ws_acci, ws_tmpi,
+                         fused=kind == KIND_FLOAT and bool(getattr(ctx.target, "float_fma",
+                                                                   False)),
                          filter_finite=kind != KIND_FLOAT or filt is None
                          or bool(np.isfinite(filt).all()))
 
@@ -627,6 +642,10 @@ def _depthwise_float_skipping_padding(
         acc: np.ndarray | None = None
         for t, tap in enumerate(taps):
             inside = valid_taps[t][n, y0:y0 + data.chunk_rows]
+            if data.fused:  # total = fma(x, w, total) from 0, padded taps skipped
+                start = np.zeros(np.shape(tap), np.float32) if acc is None else acc
+                acc = np.where(inside == 0, start, fma32(tap, weights[t], start))
+                continue
             product = np.where(inside == 0, np.float32(0.0),
                                np.multiply(tap, weights[t], dtype=np.float32))
             acc = product if acc is None else np.add(acc, product, dtype=np.float32)
@@ -658,7 +677,8 @@ def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
         for n, y0, y1, taps in chunks:
             dst = out[n, y0:y1]
             rows = dst.reshape(y1 - y0, width) if direct else acc_all[:y1 - y0].reshape(-1, width)
-            depthwise_taps_phased(taps, weights, rows, tmp_all[:y1 - y0].reshape(-1, width))
+            depthwise_taps_phased(taps, weights, rows, tmp_all[:y1 - y0].reshape(-1, width),
+                                  data.fused)
             if not direct:
                 np.copyto(dst, acc_all[:y1 - y0])
         if bias is not None:
@@ -733,12 +753,15 @@ class FullyConnectedData:
     ws_wt: int = -1  # SMALL_FLOAT: constant (output_depth, accum_depth) float32 weights
     ws_prod: int = -1  # SMALL_FLOAT: scratch (batches, output_depth, accum_depth) float32
     bias_f: np.ndarray | None = None  # SMALL_FLOAT: (output_depth,) float32 bias, -0.0 as +0.0
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
 
 
 def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
                             bias_t: Tensor | None, output_t: Tensor, activation: str,
-                            output_depth: int) -> tuple[ChannelRequant, bool]:
-    """CalculateOpDataFullyConnected's quantized part: (requant constants, is_per_channel)."""
+                            output_depth: int, arithmetic: ScaleArithmetic = WHEEL
+                            ) -> tuple[ChannelRequant, bool]:
+    """CalculateOpDataFullyConnected's quantized part: (requant constants, is_per_channel);
+    ``arithmetic``: the TFLM version's (``_tflm_version``)."""
     in_scale, _ = tensor_quant(input_t)
     out_scale, out_zp = tensor_quant(output_t)
     scales = filter_scales(filter_t, "filter")
@@ -751,11 +774,11 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
         m, s = per_channel_multipliers(in_scale, scales, out_scale, len(scales))
         m, s = m[:output_depth], s[:output_depth]
     else:
-        # GetQuantizedConvolutionMultipler: the bias-scale sanity check, then
-        # double(input_scale) * double(filter_scale) / double(output_scale). The TFLM source
-        # snapshot rounds the product to float32 first, but the pinned wheel does not: outputs
-        # sitting on a rounding boundary between the two multipliers match the wheel only with
-        # the double product (tests/kernels/test_fully_connected.py, multiplier regression).
+        # GetQuantizedConvolutionMultipler: the bias-scale sanity check on the double product,
+        # then the product / double(output_scale). The wheel (8f6596d) multiplies the widened
+        # scales in double; TFLM 90b983c2 rounds the product to float32 first. Outputs on a
+        # rounding boundary between the two multipliers differ by one step
+        # (tests/kernels/test_fully_connected.py, multiplier regression).
         product = float(np.float32(in_scale)) * float(scales[0])
         if bias_t is not None:
             bias_scale = tensor_quant(bias_t)[0]
@@ -765,7 +788,7 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
                     "than 2% of the output scale; requantize the bias")
         if product < 0:
             raise KernelError("FULLY_CONNECTED: negative input_scale * filter_scale")
-        mult, shift = quantize_multiplier(product / out_scale)
+        mult, shift = quantize_multiplier(arithmetic.product(in_scale, scales[0]) / out_scale)
         m, s = np.array([mult]), np.array([shift])
     dtype = np.int8 if kind == KIND_INT8 else np.int16
     lo, hi = calculate_activation_range_quantized(activation, out_scale, out_zp, dtype)
@@ -833,11 +856,15 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     input_offset = filter_offset = 0
     if kind != KIND_FLOAT:
         rq, per_channel = fully_connected_requant(kind, input_t, filter_t, bias_t, output_t,
-                                                  activation, output_depth)
+                                                  activation, output_depth,
+                                                  scale_arithmetic(ctx.target))
         input_offset = -tensor_quant(input_t)[1]  # added for int8 and int16 alike
         if not per_channel:  # the per-channel kernel ignores the filter zero point
             filter_offset = -tensor_quant(filter_t)[1]
-    exact_float = kind == KIND_FLOAT and batches * accum_depth * output_depth <= EXACT_FLOAT_WORK
+    fused = kind == KIND_FLOAT and bool(getattr(ctx.target, "float_fma", False))
+    # A fused build's sums have one order and one rounding per step: always the exact path.
+    exact_float = kind == KIND_FLOAT and (
+        fused or batches * accum_depth * output_depth <= EXACT_FLOAT_WORK)
     filt = _const(filter_t)
     gemm_dtype: Any = np.float32 if exact_float else np.float64
     if kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(
@@ -870,12 +897,13 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     if kind != KIND_FLOAT and acc_bias_const:
         sums = np.zeros(output_depth) if wmat is None else wmat.sum(axis=0, dtype=np.float64)
         acc_bias = folded_bias(sums, input_offset, bias)
-    small = _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, wmat,
-                      bias_t, bias, acc_bias_const)
+    small = (SMALL_NONE, -1, -1, None) if fused else \
+        _fc_small(ctx, kind, batches, accum_depth, output_depth, exact_float, filt, wmat,
+                  bias_t, bias, acc_bias_const)
     return FullyConnectedData(kind, per_channel, batches, accum_depth, output_depth, fmin, fmax,
                               input_offset, filter_offset, rq, ws_wmat, bias, exact_float,
                               ws_x, ws_acc, ws_acci, ws_tmp, acc_bias, acc_bias_const,
-                              gemm_dtype, *small)
+                              gemm_dtype, *small, fused=fused)
 
 
 def _fc_wmat(filt: np.ndarray, output_depth: int, accum_depth: int, filter_offset: int,
@@ -901,9 +929,12 @@ def fully_connected_eval_arrays(data: FullyConnectedData, x: np.ndarray, filt: n
             acc = ws(data.ws_acc)
             tmp = ws(data.ws_tmp)
             acc.fill(0.0)
-            for d in range(data.accum_depth):
-                np.multiply(x2[:, d:d + 1], wmat[d], out=tmp)
-                acc += tmp
+            if data.fused:
+                fused_dot_accumulate(x2, wmat, acc)
+            else:
+                for d in range(data.accum_depth):
+                    np.multiply(x2[:, d:d + 1], wmat[d], out=tmp)
+                    acc += tmp
         else:
             xs = ws(data.ws_x)
             np.copyto(xs, x2)

@@ -44,6 +44,7 @@ from tinyarena.kernels._quant import (
     quantize_multiplier_smaller_than_one_exp,
     wrap_int32,
 )
+from tinyarena.kernels._tflm_version import WHEEL, scale_arithmetic
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
@@ -92,23 +93,24 @@ class AddSubParams:
 
 
 def add_sub_params(in1: QuantParams, in2: QuantParams, out: QuantParams, dtype: np.dtype,
-                   activation: str, *, subtract: bool) -> AddSubParams:
+                   activation: str, target: Any = None, *, subtract: bool) -> AddSubParams:
     """CalculateOpDataAdd / CalculateOpDataSub for int8 and int16 outputs.
 
-    Both compute the doubled maximum input scale and the real multipliers in double. (The
-    repository snapshot's sub_common.cc still does the SUB arithmetic in float32 before
-    widening; the pinned wheel, built from a newer commit, matches the double arithmetic
-    on every element where the two differ, so the oracle's version is ported.)
+    ADD computes the doubled maximum input scale and the real multipliers in double in every
+    TFLM version. SUB does too in the wheel's (8f6596d), but TFLM 90b983c2's sub_common.cc
+    divides the float32 scales in float32 before widening: SUB follows the target's version
+    (``_tflm_version``).
     """
+    sa = scale_arithmetic(target) if subtract else WHEEL
     left_shift = 15 if np.dtype(dtype) == np.int16 else 20
     s1, s2, so = np.float32(in1.scale), np.float32(in2.scale), np.float32(out.scale)
     if so == 0 or max(s1, s2) == 0:
         raise KernelError("quantized ADD/SUB needs non-zero input and output scales; "
                           "quantize the tensors")
-    twice_max_d = 2.0 * float(max(s1, s2))
-    real1 = float(s1) / twice_max_d
-    real2 = float(s2) / twice_max_d
-    real_out = twice_max_d / (float(1 << left_shift) * float(so))
+    twice_max = 2.0 * float(max(s1, s2))  # exact in float32 and double alike
+    real1 = sa.quotient(float(s1), twice_max)
+    real2 = sa.quotient(float(s2), twice_max)
+    real_out = sa.quotient(twice_max, float(1 << left_shift) * float(so))  # exact product
     m1, sh1 = quantize_multiplier_smaller_than_one_exp(real1) if real1 < 1.0 else (0, 0)
     m2, sh2 = quantize_multiplier_smaller_than_one_exp(real2) if real2 < 1.0 else (0, 0)
     if real1 >= 1.0 or real2 >= 1.0:  # only for a zero scale on the other input; TFLM asserts
@@ -158,7 +160,7 @@ class MulParams:
 
 
 def mul_params(in1: QuantParams, in2: QuantParams, out: QuantParams, dtype: np.dtype,
-               activation: str) -> MulParams:
+               activation: str, target: Any = None) -> MulParams:
     """CalculateOpDataMul: one multiplier in1_scale * in2_scale / out_scale, in double."""
     if out.scale == 0:
         raise KernelError("quantized MUL needs a non-zero output scale; quantize the output")
@@ -515,7 +517,7 @@ def _finish(run: BinaryRun, acc: np.ndarray, tmp: np.ndarray, out: np.ndarray) -
 
 _BINARY_TYPES = (TensorType.FLOAT32, TensorType.INT32, TensorType.INT8, TensorType.INT16)
 
-QuantizedParamsFn = Callable[[QuantParams, QuantParams, QuantParams, np.dtype, str],
+QuantizedParamsFn = Callable[[QuantParams, QuantParams, QuantParams, np.dtype, str, Any],
                              AddSubParams | MulParams]
 
 
@@ -591,7 +593,8 @@ def _prepare_binary(spec: BinaryOp, ctx: PrepareContext, op: Operator) -> Binary
         run = plan_binary(ctx, name, ufunc, in1, in2, np.int32, int_range=(ilo, ihi))
         return BinaryOpData(out.type, run=run)
     dtype = NUMPY_DTYPES[out.type]
-    quant = spec.quantized(tensor_quant(in1), tensor_quant(in2), tensor_quant(out), dtype, act)
+    quant = spec.quantized(tensor_quant(in1), tensor_quant(in2), tensor_quant(out), dtype, act,
+                           ctx.target)
     run = plan_binary(ctx, name, ufunc, in1, in2, dtype, params=quant)
     return BinaryOpData(out.type, quant=quant, run=run)
 

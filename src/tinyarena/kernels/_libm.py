@@ -23,6 +23,7 @@ import math
 import os
 import platform
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -387,4 +388,78 @@ def _expf_core(x: np.ndarray, fused: bool) -> np.ndarray:
     return q.reshape(shape)
 
 
-__all__ = ["expf", "expm1f", "host_expf_uses_fma", "tanhf", "tanhf_reference"]
+# -- newlib's fdlibm expf (soft-float Cortex-M builds) --------------------------------------
+#
+# newlib compiles its old, fdlibm-derived float math (ef_exp.c, ``__OBSOLETE_MATH``) when the
+# target has no single-precision FPU (Cortex-M0/M0+/M3 with -mfloat-abi=soft), instead of the
+# double-based expf above. Every operation below is one float32 operation of that C code.
+
+def _f(bits: int) -> np.float32:
+    return np.array([bits], np.uint32).view(F)[0]
+
+
+_FD_LN2_HI, _FD_LN2_LO = _f(0x3F317180), _f(0x3717F7D1)
+_FD_INVLN2 = _f(0x3FB8AA3B)
+_FD_P = (_f(0x3E2AAAAB), _f(0xBB360B61), _f(0x388AB355), _f(0xB5DDEA0E), _f(0x3331BB4C))
+_FD_TWOM100 = _f(0x0D800000)
+
+
+def expf_fdlibm(x: np.ndarray) -> np.ndarray:
+    """newlib's ``__ieee754_expf`` (fdlibm's ef_exp.c) on float32 arrays: reduce by k*ln2 (k
+    from 1 or -1 within 1.5*ln2, else invln2*x + 1/2 truncated), a degree-5 polynomial, then
+    add k to the exponent bits (via 2**-100 for k < -125)."""
+    x = np.asarray(x, F)
+    one, two = F(1), F(2)
+    with np.errstate(all="ignore"):
+        sx = x.view(np.int32).astype(np.int64)
+        hx = sx & 0x7FFFFFFF
+        neg = sx < 0
+        near = (hx > 0x3EB17218) & (hx < 0x3F851592)
+        far = hx >= 0x3F851592
+        k_far = np.trunc(_FD_INVLN2 * x + np.where(neg, F(-0.5), F(0.5))).astype(np.int64)
+        k = np.where(near, np.where(neg, -1, 1), np.where(far, k_far, 0))
+        t = k.astype(F)
+        hi = np.where(near, x - np.where(neg, -_FD_LN2_HI, _FD_LN2_HI),
+                      np.where(far, x - t * _FD_LN2_HI, x))
+        lo = np.where(near, np.where(neg, -_FD_LN2_LO, _FD_LN2_LO),
+                      np.where(far, t * _FD_LN2_LO, F(0)))
+        r = np.where(near | far, hi - lo, x)
+        tt = r * r
+        p1, p2, p3, p4, p5 = _FD_P
+        c = r - tt * (p1 + tt * (p2 + tt * (p3 + tt * (p4 + tt * p5))))
+        y0 = one - ((r * c) / (c - two) - r)
+        y = one - ((lo - (r * c) / (two - c)) - hi)
+        ybits = y.view(np.uint32).astype(np.int64)
+        scaled = np.where(k >= -125, ybits + (k << 23), ybits + ((k + 100) << 23))
+        yk = (scaled & 0xFFFFFFFF).astype(np.uint32).view(F)
+        yk = np.where(k >= -125, yk, yk * _FD_TWOM100)
+        out = np.where(k == 0, y0, yk)
+        out = np.where(hx < 0x31800000, one + x, out)
+        out = np.where(sx > 0x42B17217, F(np.inf), out)
+        out = np.where(neg & (hx > 0x42CFF1B5), F(0), out)
+        out = np.where(hx == 0x7F800000, np.where(neg, F(0), x), out)
+        out = np.where(hx > 0x7F800000, x + x, out)
+    return out.astype(F)
+
+
+LIBMS = ("glibc", "newlib", "newlib-fdlibm")
+"""The C libraries whose ``expf`` tinyarena reproduces (``TargetProfile.libm``)."""
+
+
+def expf_for(libm: str) -> Callable[[np.ndarray], np.ndarray]:
+    """std::exp(float) of a build's C library: glibc (the wheel's host: its FMA or SSE2 build,
+    as the host CPU picks), newlib with an FPU (the same double-based algorithm as glibc's,
+    double operations in software, so never fused) or newlib's fdlibm code (no FPU)."""
+    if libm == "newlib-fdlibm":
+        return expf_fdlibm
+    if libm == "newlib":
+        return _expf_unfused
+    return expf
+
+
+def _expf_unfused(x: np.ndarray) -> np.ndarray:
+    return expf(x, fused=False)
+
+
+__all__ = ["LIBMS", "expf", "expf_fdlibm", "expf_for", "expm1f", "host_expf_uses_fma", "tanhf",
+           "tanhf_reference"]

@@ -26,7 +26,8 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._fixedpoint import wrap_int32_inplace
-from tinyarena.kernels._libm import expf, tanhf
+from tinyarena.kernels._fma import fma32
+from tinyarena.kernels._libm import expf_for, tanhf
 from tinyarena.kernels._lut import SIGMOID_TABLE_UINT16
 from tinyarena.kernels._quant import (
     ChannelRequant,
@@ -38,6 +39,7 @@ from tinyarena.kernels._quant import (
     requantize_int64_inplace,
     wrap_int32,
 )
+from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic
 from tinyarena.kernels._unary import checked_log2
 from tinyarena.kernels.base import PrepareContext
 
@@ -91,14 +93,15 @@ class LstmQuant:
     quantized_cell_clip: int
 
 
-def fc_quant(inp: QuantParams, weight: QuantParams) -> FcQuant:
+def fc_quant(inp: QuantParams, weight: QuantParams, arithmetic: ScaleArithmetic = WHEEL
+             ) -> FcQuant:
     """CalculateOpDataFullyConnected with a bias of nullptr and the Q3.12 int16 output.
 
-    GetQuantizedConvolutionMultipler as the pinned wheel computes it: both float32 scales
-    widened to double, multiplied and divided by the output scale in double. (The repository
-    snapshot rounds the product to float32 first; see test_multiplier_drift.py.)
+    GetQuantizedConvolutionMultipler: the product of the two float32 scales (in double by the
+    wheel, 8f6596d; rounded to float32 by TFLM 90b983c2, see ``_tflm_version``), divided by the
+    output scale in double.
     """
-    product = float(F32(inp.scale)) * float(F32(weight.scale))
+    product = arithmetic.product(inp.scale, weight.scale)
     m, s = quantize_multiplier(product / float(F32(GATE_PREACT_SCALE)))
     return FcQuant(-inp.zero_point, -weight.zero_point, m, s)
 
@@ -113,10 +116,11 @@ def inter_gate_mul(scale1: float, scale2: float, out_scale: float, out_bits: int
 
 def lstm_quant(input_q: QuantParams, hidden_q: QuantParams, hidden_bits: int,
                cell_scale: float, cell_clip: float,
-               weights: dict[str, tuple[QuantParams, QuantParams]]) -> LstmQuant:
+               weights: dict[str, tuple[QuantParams, QuantParams]],
+               arithmetic: ScaleArithmetic = WHEEL) -> LstmQuant:
     """PrepareGateParametersInteger + CreateLstmCellStateInfo."""
-    input_fc = {g: fc_quant(input_q, weights[g][0]) for g in GATES}
-    recurrent_fc = {g: fc_quant(hidden_q, weights[g][1]) for g in GATES}
+    input_fc = {g: fc_quant(input_q, weights[g][0], arithmetic) for g in GATES}
+    recurrent_fc = {g: fc_quant(hidden_q, weights[g][1], arithmetic) for g in GATES}
     is_pot, power = checked_log2(cell_scale)
     if not is_pot:
         raise KernelError(f"LSTM: cell state scale {cell_scale} must be a power of two")
@@ -210,6 +214,8 @@ class LstmPlan:
     in_rq: ChannelRequant | None
     rec_rq: ChannelRequant | None
     workspaces: tuple[int, ...]
+    libm: str = "glibc"  # float: the build's C library (std::exp), see _libm.expf_for
+    fused: bool = False  # float FC sums as fused multiply-adds (the target's ``float_fma``)
 
 
 GateArrays = dict[str, tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
@@ -238,7 +244,9 @@ def lstm_plan(ctx: PrepareContext, kind: str, time_major: bool, x_shape: tuple[i
         ws_float = (request((rows, cols), F32), request((rows, cols), F32),
                     request((batch, n_state + 1, cols), F32), request((batch, cols), F32))
         return LstmPlan(kind, time_major, steps, batch, n_input, n_state, w_in.astype(F32),
-                        w_rec.astype(F32), bias, 0, 0, None, None, ws_float)
+                        w_rec.astype(F32), bias, 0, 0, None, None, ws_float,
+                        libm=ctx.target.libm,
+                        fused=bool(getattr(ctx.target, "float_fma", False)))
     if quant is None:
         raise KernelError(f"LSTM: the {kind} kernel needs the quantization parameters of its "
                           "gates; none were computed")
@@ -330,12 +338,12 @@ def lstm_integer(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.nd
 # ----------------------------------------------------------------------------------------------
 
 
-def float_sigmoid(v: np.ndarray) -> np.ndarray:
+def float_sigmoid(v: np.ndarray, libm: str = "glibc") -> np.ndarray:
     """reference_ops::Logistic<float>: 1 above 16.619..., exp(x) below -9, else 1/(1+exp(-x)),
-    with std::exp(float) as glibc's expf (ported bit-exactly in ``_libm``), evaluated once per
-    element on whichever argument its branch needs."""
+    with std::exp(float) as the build's C library computes it (``_libm.expf_for``), evaluated
+    once per element on whichever argument its branch needs."""
     low = v < F32(-9)
-    e = expf(np.where(low, v, -v))
+    e = expf_for(libm)(np.where(low, v, -v))
     mid = F32(1) / (F32(1) + e)
     res = np.where(v > F32(16.619047164916992188), F32(1), np.where(low, e, mid))
     return res.astype(F32)
@@ -363,6 +371,9 @@ def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndar
     xs = x.reshape(-1, plan.n_input)
     pre.fill(0)
     for d in range(plan.n_input):
+        if plan.fused:  # reference_ops::FullyConnected's total += a * b as one fmaf
+            pre[...] = fma32(xs[:, d:d + 1], plan.w_in[d], pre)
+            continue
         np.multiply(xs[:, d:d + 1], plan.w_in[d], out=prod)
         pre += prod
     pre += plan.bias
@@ -372,13 +383,19 @@ def lstm_float(x: np.ndarray, hidden: np.ndarray, cell: np.ndarray, out: np.ndar
     out3 = out.reshape(out.shape[0], out.shape[1], s)
     clip = F32(cell_clip)
     for t in range(plan.steps):
-        rec[:, 0, :] = 0
-        np.multiply(h[:, :, None], plan.w_rec, out=rec[:, 1:, :])
-        np.add.accumulate(rec, axis=1, out=rec)
+        if plan.fused:
+            total = rec[:, s, :]
+            total.fill(0)
+            for j in range(s):
+                total[...] = fma32(h[:, j:j + 1], plan.w_rec[j], total)
+        else:
+            rec[:, 0, :] = 0
+            np.multiply(h[:, :, None], plan.w_rec, out=rec[:, 1:, :])
+            np.add.accumulate(rec, axis=1, out=rec)
         np.add(_at(pre3, t, plan.time_major), rec[:, s, :], out=gates)
-        gates[:, :3 * s] = float_sigmoid(gates[:, :3 * s])
+        gates[:, :3 * s] = float_sigmoid(gates[:, :3 * s], plan.libm)
         if cell_activation == "SIGMOID":
-            gates[:, 3 * s:] = float_sigmoid(gates[:, 3 * s:])
+            gates[:, 3 * s:] = float_sigmoid(gates[:, 3 * s:], plan.libm)
         elif cell_activation == "TANH":
             gates[:, 3 * s:] = float_tanh(gates[:, 3 * s:])
         else:

@@ -84,6 +84,7 @@ class SigmoidTanhOpData:
 
     type: TensorType
     params: ActivationOpData
+    libm: str = "glibc"  # float LOGISTIC: the build's C library (std::exp), _libm.expf_for
 
 
 def sigmoid_tanh_op_data(op: str, inp: Tensor, out: Tensor,

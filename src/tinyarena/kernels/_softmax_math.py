@@ -21,7 +21,7 @@ from tinyarena.kernels._fixedpoint import (
     exp_on_negative_values,
     get_reciprocal,
 )
-from tinyarena.kernels._libm import expf
+from tinyarena.kernels._libm import expf_for
 from tinyarena.kernels._lut import lut_lookup_int16, softmax_int16_luts
 from tinyarena.kernels._quant import (
     calculate_input_radius,
@@ -66,6 +66,7 @@ class SoftmaxOpData:
     # int8 input with a last axis of 2: the output for every x - other in -255..255 (index
     # + 255), in the output type; each output depends on that difference only.
     pair_table: np.ndarray | None = None
+    libm: str = "glibc"  # float: the build's C library (std::exp), see _libm.expf_for
 
 
 def _near(value: float, target: float, tol: float) -> bool:
@@ -123,7 +124,7 @@ def softmax(x: np.ndarray, data: SoftmaxOpData, out: np.ndarray) -> None:
     rows = x.reshape(-1, depth)
     out_rows = out.reshape(-1, depth)
     if data.input_type == _F32:
-        map_row_chunks(lambda r: _softmax_float(r, data.beta), rows, out_rows)
+        map_row_chunks(lambda r: _softmax_float(r, data.beta, data.libm), rows, out_rows)
     elif data.input_type == _I8:
         bits = 16 if data.output_type == _I16 else 8
         if data.pair_table is not None and depth == 2:
@@ -141,14 +142,14 @@ def softmax(x: np.ndarray, data: SoftmaxOpData, out: np.ndarray) -> None:
         map_row_chunks(lambda r: _softmax_int16(r, data), rows, out_rows)
 
 
-def _softmax_float(rows: np.ndarray, beta: float) -> np.ndarray:
-    """reference_ops::Softmax<float>: std::exp(float) (glibc's expf, ported bit-exactly in
-    ``_libm``), sequential float32 sum, then divide."""
+def _softmax_float(rows: np.ndarray, beta: float, libm: str = "glibc") -> np.ndarray:
+    """reference_ops::Softmax<float>: std::exp(float) (the build's C library's expf, ported
+    bit-exactly in ``_libm``), sequential float32 sum, then divide."""
     f32 = np.float32
     # max = std::max(max, x) from the lowest float: a NaN never becomes the maximum
     row_max = np.fmax(np.fmax.reduce(rows, axis=1, keepdims=True), np.finfo(f32).min)
     diff = (rows - row_max) * f32(beta)
-    exp = expf(diff)
+    exp = expf_for(libm)(diff)
     # left to right, as the C loop (sum = sum + exp: with NaNs, x86 keeps the sum's, and so
     # does numpy; NaN sign bits match the wheel's, see tests/kernels/test_float_specials.py)
     total = np.cumsum(exp, axis=1, dtype=f32)[:, -1:]

@@ -24,8 +24,10 @@ from tinyarena.kernels._fixedpoint import (
     multiply_by_quantized_multiplier_inplace,
     wrap_int32_inplace,
 )
+from tinyarena.kernels._fma import fma32
 from tinyarena.kernels._libm import tanhf
 from tinyarena.kernels._quant import ChannelRequant, quantize_multiplier, requantize_inplace
+from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic
 from tinyarena.kernels.base import PrepareContext
 
 F32 = np.float32
@@ -46,20 +48,20 @@ class SvdfQuant:
 
 def svdf_quant(input_scale: float, feature_scale: float, state_scale: float, time_scale: float,
                bias_scale: float, output_scale: float, input_zp: int, output_zp: int,
-               state_zp: int) -> SvdfQuant:
+               state_zp: int, arithmetic: ScaleArithmetic = WHEEL) -> SvdfQuant:
     """PrepareSvdf's integer part: the effective scales and the bias-scale check.
 
-    The pinned wheel widens every float32 scale to double before multiplying and dividing
-    (the repository snapshot's svdf_common.cc does both products and quotients in float32);
-    the two differ on rounding boundaries, see test_multiplier_drift.py.
+    The wheel (8f6596d) widens every float32 scale to double before multiplying and dividing;
+    TFLM 90b983c2's svdf_common.cc does both products and quotients in float32. ``arithmetic``
+    is the target's (``_tflm_version``); the two differ on rounding boundaries.
     """
-    s_in, s_wf, s_st = (float(F32(s)) for s in (input_scale, feature_scale, state_scale))
-    s_wt, s_out = float(F32(time_scale)), float(F32(output_scale))
+    s_st, s_out = float(F32(state_scale)), float(F32(output_scale))
     if s_st == 0 or s_out == 0:
         raise KernelError("SVDF needs non-zero activation-state and output scales")
-    eff1 = s_in * s_wf / s_st
-    eff2 = s_st * s_wt / s_out
-    if not abs(float(F32(bias_scale)) - s_st * s_wt) < 1e-5:
+    sa = arithmetic
+    eff1 = sa.quotient(sa.product(input_scale, feature_scale), state_scale)
+    eff2 = sa.quotient(sa.product(state_scale, time_scale), output_scale)
+    if not abs(float(F32(bias_scale)) - sa.product(state_scale, time_scale)) < 1e-5:
         raise KernelError("SVDF: bias scale must equal activation-state scale times weights_time "
                           "scale; requantize the bias")
     a1, b1 = quantize_multiplier(eff1)
@@ -90,6 +92,7 @@ class SvdfPlan:
     bias: np.ndarray | None  # int64 (batch, n_unit)
     workspaces: tuple[int, ...]
     fast: SvdfIntFast | None = None  # the integer path with constant weights, see below
+    fused: bool = False  # float dot products as fused multiply-adds (the target's float_fma)
 
 
 @dataclass(frozen=True)
@@ -259,7 +262,7 @@ def svdf_plan(ctx: PrepareContext, batch: int, n_in: int, n_filter: int, n_memor
     ws_float = (shift, request((n_filter, n_in), f32), request((n_filter,), f32),
                 request((n_filter, n_memory), f32), request((n_unit, rank + 1), f32))
     return SvdfPlan(batch, n_in, n_filter, n_memory, n_unit, rank, False, None, None, None,
-                    ws_float)
+                    ws_float, fused=bool(getattr(ctx.target, "float_fma", False)))
 
 
 def _shift_state(state: np.ndarray, spare: np.ndarray) -> None:
@@ -351,14 +354,24 @@ def svdf_float(x: np.ndarray, w_feature: np.ndarray, w_time: np.ndarray,
     out_rows = out.reshape(batch, plan.n_unit)
     zero = F32(0)
     for b in range(batch):
-        np.copyto(prod, xb[b])
-        np.multiply(prod, w_feature, out=prod)
-        np.add.accumulate(prod, axis=1, out=prod)
-        np.copyto(column, prod[:, -1])
-        column += zero
-        np.copyto(st[b, :, n_memory - 1], column)
-        np.multiply(w_time, st[b], out=tprod)
-        np.add.accumulate(tprod, axis=1, out=tprod)
+        if plan.fused:  # dot_prod += a * b, each one fmaf from +0 (a build with float_fma)
+            column.fill(zero)
+            for j in range(plan.n_in):
+                column[...] = fma32(w_feature[:, j], xb[b, j], column)
+            np.copyto(st[b, :, n_memory - 1], column)
+            last = tprod[:, -1]
+            last.fill(zero)
+            for j in range(n_memory):
+                last[...] = fma32(w_time[:, j], st[b, :, j], last)
+        else:
+            np.copyto(prod, xb[b])
+            np.multiply(prod, w_feature, out=prod)
+            np.add.accumulate(prod, axis=1, out=prod)
+            np.copyto(column, prod[:, -1])
+            column += zero
+            np.copyto(st[b, :, n_memory - 1], column)
+            np.multiply(w_time, st[b], out=tprod)
+            np.add.accumulate(tprod, axis=1, out=tprod)
         # acc = 0 (+ bias), then + scratch over rank in order: one row per unit.
         if bias is None:
             rows[:, 0] = zero

@@ -27,6 +27,7 @@ from tinyarena.kernels._quant import (
     round_half_away,
     tensor_quant,
 )
+from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
@@ -76,9 +77,9 @@ def relu_prepare(ctx: PrepareContext, op: Operator) -> ReluOpData:
     iq, oq = tensor_quant(inp), tensor_quant(out)
     if inp.type == _I16 and (iq.zero_point != 0 or oq.zero_point != 0):
         raise KernelError("int16 RELU needs zero points of 0 on input and output")
-    # The pinned wheel divides the widened scales in double (the repository snapshot divides in
-    # float32 first); the two differ on rounding boundaries, see test_multiplier_drift.py.
-    ratio = float(np.float32(iq.scale)) / float(np.float32(oq.scale))
+    # CalculateReluOpData: the wheel divides the widened scales in double, TFLM 90b983c2 in
+    # float32 first (_tflm_version); they differ on rounding boundaries.
+    ratio = scale_arithmetic(ctx.target).quotient(iq.scale, oq.scale)
     multiplier, shift = quantize_multiplier(ratio)
     qmin, qmax = qrange(NUMPY_DTYPES[out.type])
     act_min = max(qmin, oq.zero_point + round_half_away(float(np.float32(0.0))))

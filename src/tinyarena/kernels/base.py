@@ -22,6 +22,9 @@ Lifecycle, as in TFLM's micro_context.h:
   op data keeps just per-channel constants (a few bytes per channel).
 * ``eval(ctx, op, data)`` runs at every invoke. It reads inputs and writes outputs through
   ``ctx.tensor_data(i)`` (numpy views into the arena), and allocates nothing in the arena.
+* ``reset(ctx, op, data)`` (optional, TFLMRegistration::reset) runs when the interpreter is
+  reset (``MicroInterpreter::Reset``): a kernel that keeps state between invokes in its
+  persistent workspaces (the signal library's circular buffers) puts it back as Prepare left it.
 
 ``op`` is the ``tinyarena.model.types.Operator`` being run. ``ctx.target`` is the target
 profile (struct sizes per target, see ``arena.targets``); sizes that differ between targets are
@@ -43,6 +46,24 @@ class Target(Protocol):
     # Read-only members: the allocator passes a frozen ``arena.targets.TargetProfile``.
     @property
     def name(self) -> str: ...
+
+    @property
+    def cmsis_nn_isa(self) -> str | None:
+        """CMSIS-NN's code path on this core: "plain", "dsp", "mve" (None: no CMSIS-NN)."""
+        ...
+
+    @property
+    def kernels_optimized_for_speed(self) -> bool: ...
+
+    @property
+    def float_fma(self) -> bool:
+        """Float ``a * b + c`` is one fused multiply-add in this build (hard-float FPU)."""
+        ...
+
+    @property
+    def libm(self) -> str:
+        """The C library float kernels call ``expf`` from (``kernels._libm.expf_for``)."""
+        ...
 
     def sizeof(self, struct: str) -> int: ...
 
@@ -138,6 +159,7 @@ class InvokeAbort(Exception):
 InitFn = Callable[[InitContext, Operator], None]
 PrepareFn = Callable[[PrepareContext, Operator], Any]
 EvalFn = Callable[[EvalContext, Operator, Any], None]
+ResetFn = Callable[[EvalContext, Operator, Any], None]
 
 
 def required_tensor(ctx: PrepareContext, index: int, op_name: str, role: str) -> Tensor:
@@ -160,3 +182,6 @@ class Registration:
     eval: EvalFn | None = None
     builtin_data: str | None = None  # C struct allocated when the op's options are parsed
     tflm: bool = True  # False: a tinyarena-only kernel; TFLM has none, so no arena to emulate
+    # TFLMRegistration::reset, which MicroInterpreter::Reset calls for every node: kernels
+    # that keep state between invokes outside variable tensors (the signal library's rings)
+    reset: ResetFn | None = None

@@ -43,6 +43,7 @@ from tinyarena.kernels._quant import (
     tensor_quant,
     wrap_int32,
 )
+from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic, scale_arithmetic
 from tinyarena.kernels._unary import map_chunks
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
@@ -90,23 +91,26 @@ def _first_quant(t: Tensor) -> tuple[float, int] | None:
     return None if q is None or len(q.scale) == 0 else tensor_quant(t)
 
 
-def abs_multiplier(input_scale: float, output_scale: float) -> tuple[int, int]:
+def abs_multiplier(input_scale: float, output_scale: float,
+                   arithmetic: ScaleArithmetic = WHEEL) -> tuple[int, int]:
     """SetAbsOutputMultiplier: QuantizeMultiplier(input_scale / output_scale).
 
-    The quotient of the two float32 scales is taken in double (the pinned wheel's arithmetic;
-    the repository snapshot divides in float32: tests/kernels/test_elementwise_unary.py checks
-    which one the wheel runs on scales where they differ).
+    The quotient of the two float32 scales is taken in double by the wheel (8f6596d:
+    tests/kernels/test_elementwise_unary.py checks it on scales where they differ) and in
+    float32 by TFLM 90b983c2; ``arithmetic`` is the target's (``_tflm_version``).
     """
-    return quantize_multiplier(float(np.float32(input_scale)) / float(np.float32(output_scale)))
+    return quantize_multiplier(arithmetic.quotient(input_scale, output_scale))
 
 
-def rsqrt_multiplier(input_scale: float, output_scale: float) -> tuple[int, int]:
+def rsqrt_multiplier(input_scale: float, output_scale: float,
+                     arithmetic: ScaleArithmetic = WHEEL) -> tuple[int, int]:
     """SetRsqrtOutputMultiplier: QuantizeMultiplier(1 / (sqrt(input_scale) * output_scale)).
 
-    sqrt and the product in double, as for ABS (see :func:`abs_multiplier`).
+    sqrt and the product in double (the wheel) or float32 (TFLM 90b983c2), as for ABS; the
+    reciprocal is in double in both.
     """
-    s_in, s_out = float(np.float32(input_scale)), float(np.float32(output_scale))
-    return quantize_multiplier(1.0 / (float(np.sqrt(s_in)) * s_out))
+    sa = arithmetic
+    return quantize_multiplier(1.0 / sa.product(sa.sqrt(input_scale), output_scale))
 
 
 def inv_sqrt_quantized_multiplier_exp(value: np.ndarray,
@@ -219,9 +223,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     needs_rescale = s_in != s_out
     mult, shift = 0, 0
     if name == "ABS" and needs_rescale:
-        mult, shift = abs_multiplier(s_in, s_out)
+        mult, shift = abs_multiplier(s_in, s_out, scale_arithmetic(ctx.target))
     elif name == "RSQRT":
-        mult, shift = rsqrt_multiplier(s_in, s_out)
+        mult, shift = rsqrt_multiplier(s_in, s_out, scale_arithmetic(ctx.target))
     data = OpData(name, inp.type, True, mult, shift, zp_in, zp_out, needs_rescale)
     if inp.type != _I8:
         return data

@@ -17,6 +17,7 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import quantize_multiplier, tensor_quant
+from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.types import Operator, TensorType
@@ -63,13 +64,15 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     iq, oq = tensor_quant(inp), tensor_quant(out)
     hires_input_scale = f32(1.0) / f32(128.0) * f32(iq.scale)
     reluish_scale = f32(3.0) / f32(32768.0)
-    # The pinned wheel widens hires_input_scale (a float32 product, exact: a power of two
-    # times the scale) and divides in double; the repository snapshot divides in float32.
-    out_mult, out_exp = quantize_multiplier(float(hires_input_scale) / float(f32(oq.scale)))
+    # hires_input_scale is a float32 product in every version (exact: a power of two times
+    # the scale); the wheel divides in double, TFLM 90b983c2 in float32 (_tflm_version).
+    sa = scale_arithmetic(ctx.target)
+    out_mult, out_exp = quantize_multiplier(sa.quotient(float(hires_input_scale), oq.scale))
     if out_exp > 0:
         raise KernelError("int8 HARD_SWISH needs output_scale >= input_scale / 128 (TFLM "
                           "requires a non-positive output multiplier exponent)")
-    rel_mult, rel_exp = quantize_multiplier(float(hires_input_scale) / float(reluish_scale))
+    rel_mult, rel_exp = quantize_multiplier(sa.quotient(float(hires_input_scale),
+                                                        float(reluish_scale)))
     return OpData(inp.type, iq.zero_point, oq.zero_point,
                   down_scale_int32_to_int16_multiplier(rel_mult), rel_exp,
                   down_scale_int32_to_int16_multiplier(out_mult), out_exp)

@@ -21,6 +21,7 @@ from tinyarena.kernels._quant import (
     quantize_multiplier,
     tensor_quant,
 )
+from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import LeakyReluOptions
@@ -61,12 +62,12 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if inp.type == _F32:
         return OpData(inp.type, float(alpha))
     iq, oq = tensor_quant(inp), tensor_quant(out)
-    # CalculateOpDataLeakyRelu as the pinned wheel computes it: the float32 scales and alpha
-    # widened to double first, then multiplied and divided in double (the repository snapshot
-    # does the arithmetic in float32; see test_multiplier_drift.py).
-    in_scale, out_scale = float(np.float32(iq.scale)), float(np.float32(oq.scale))
-    alpha_mult, alpha_shift = quantize_multiplier(in_scale * float(alpha) / out_scale)
-    id_mult, id_shift = quantize_multiplier(in_scale / out_scale)
+    # CalculateOpDataLeakyRelu: in * alpha / out and in / out, in double on widened values
+    # (the wheel) or in float32 (TFLM 90b983c2), see _tflm_version.
+    sa = scale_arithmetic(ctx.target)
+    alpha_mult, alpha_shift = quantize_multiplier(
+        sa.quotient(sa.product(iq.scale, float(alpha)), oq.scale))
+    id_mult, id_shift = quantize_multiplier(sa.quotient(iq.scale, oq.scale))
     return OpData(inp.type, float(alpha), alpha_mult, alpha_shift, id_mult, id_shift,
                   iq.zero_point, oq.zero_point)
 

@@ -9,11 +9,13 @@ Allocation: init allocates ``OpDataLogistic`` (16 bytes); prepare takes two temp
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._ieee import c_float_env
-from tinyarena.kernels._libm import expf
+from tinyarena.kernels._libm import expf_for
 from tinyarena.kernels._sigmoid_tanh import (
     SigmoidTanhOpData,
     logistic_int8,
@@ -49,17 +51,18 @@ def prepare(ctx: PrepareContext, op: Operator) -> SigmoidTanhOpData:
     if inp.type == _I8 and out_zero_point != -128:
         raise KernelError(f"int8 LOGISTIC needs an output zero point of -128, got "
                           f"{out_zero_point}")
-    return sigmoid_tanh_op_data("LOGISTIC", inp, out, pot_shifts=(0,))
+    return replace(sigmoid_tanh_op_data("LOGISTIC", inp, out, pot_shifts=(0,)),
+                   libm=ctx.target.libm)
 
 
-def logistic_float(x: np.ndarray) -> np.ndarray:
+def logistic_float(x: np.ndarray, libm: str = "glibc") -> np.ndarray:
     """reference_ops::Logistic<float>: 1/(1+exp(-x)) in float32, with TFLM's cut-offs, and
-    std::exp(float) as glibc's expf (ported bit-exactly in ``_libm``), evaluated once per
-    element on the argument its branch needs."""
+    std::exp(float) as the build's C library computes it (glibc's or newlib's expf, ported
+    bit-exactly in ``_libm``), evaluated once per element on the argument its branch needs."""
     f32 = np.float32
     x = np.asarray(x, dtype=f32)
     below = x < _CUTOFF_LOWER
-    e = expf(np.where(below, x, -x))
+    e = expf_for(libm)(np.where(below, x, -x))
     mid = f32(1.0) / (f32(1.0) + e)
     return np.where(x > _CUTOFF_UPPER, f32(1.0), np.where(below, e, mid))
 
@@ -68,7 +71,7 @@ def logistic_float(x: np.ndarray) -> np.ndarray:
 def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
     """LogisticEval."""
     if data.type == _F32:
-        map_unary(ctx, op, logistic_float)
+        map_unary(ctx, op, lambda v: logistic_float(v, data.libm))
     elif data.type == _I8:
         map_unary(ctx, op, lambda v: logistic_int8(v, data.params))
     else:

@@ -7,6 +7,8 @@ int16 lookup tables (exp and 1/(1+x), 1026 bytes each; InitializeLutForInt16).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._softmax_math import SoftmaxOpData, softmax, softmax_op_data
 from tinyarena.kernels._unary import io_tensors
@@ -32,7 +34,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> SoftmaxOpData:
         ctx.allocate_persistent(LUT_BYTES)  # exp_lut
         ctx.allocate_persistent(LUT_BYTES)  # one_over_one_plus_x_lut
     inp, out = io_tensors(ctx, op, "SOFTMAX")
-    return softmax_op_data(op, inp, out)
+    return replace(softmax_op_data(op, inp, out), libm=ctx.target.libm)
 
 
 @c_float_env

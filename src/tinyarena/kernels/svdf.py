@@ -22,6 +22,7 @@ from tinyarena.kernels._svdf_math import (
     svdf_plan,
     svdf_quant,
 )
+from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import SVDFOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
@@ -115,7 +116,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                           tensor_quant(state))
         qo, qb = tensor_quant(output), tensor_quant(bias)
         quant = svdf_quant(qi.scale, qf.scale, qs.scale, qt.scale, qb.scale, qo.scale,
-                           qi.zero_point, qo.zero_point, qs.zero_point)
+                           qi.zero_point, qo.zero_point, qs.zero_point,
+                           scale_arithmetic(ctx.target))
     ctx.request_scratch(4 * batch * num_filters)
     if source.type == TensorType.INT8:
         ctx.request_scratch(4 * batch * (num_filters // rank))

@@ -32,6 +32,7 @@ from tinyarena.kernels._conv_kernels import (
     constant_workspace,
     conv_requant,
 )
+from tinyarena.kernels._fma import fma32
 from tinyarena.kernels._quant import (
     ChannelRequant,
     calculate_activation_range_float,
@@ -88,6 +89,7 @@ class OpData:
     ws_acc: int
     ws_acci: int
     ws_tmp: int
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
 
 
 def init(ctx: InitContext, op: Operator) -> None:
@@ -184,7 +186,10 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
             cols = _tap_range(kx, padding.width, stride_w, w, ow)
             if rows is not None and cols is not None:
                 taps.append((ky, kx, rows, cols))
-    exact_float = kind == KIND_FLOAT and n * h * w * cin * fh * fw * cout <= EXACT_FLOAT_WORK
+    fused = kind == KIND_FLOAT and bool(getattr(ctx.target, "float_fma", False))
+    # A fused build's sums have one order and one rounding per step: always the exact path.
+    exact_float = kind == KIND_FLOAT and (
+        fused or n * h * w * cin * fh * fw * cout <= EXACT_FLOAT_WORK)
     # the GEMM's weights, converted once (the exact float path reads the filter itself)
     ws_wall = -1 if filter_t.data is None or exact_float else \
         constant_workspace(ctx, _wall(np.asarray(filter_t.data)))
@@ -206,7 +211,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         ws_acci = scratch((n, oh, ow, cout), np.int64)
         ws_tmp = scratch((n, oh, ow, cout), np.int64)
     return OpData(kind, padding, stride_h, stride_w, fmin, fmax, input_offset, rq, ws_wall, bias,
-                  tuple(taps), exact_float, ws_x, ws_prod, ws_acc, ws_acci, ws_tmp)
+                  tuple(taps), exact_float, ws_x, ws_prod, ws_acc, ws_acci, ws_tmp, fused)
 
 
 def _wall(filt: np.ndarray) -> np.ndarray:
@@ -222,7 +227,8 @@ def _out_view(acc: np.ndarray, rows: TapRange, cols: TapRange) -> np.ndarray:
 
 def _float_exact(data: OpData, x: np.ndarray, filt: np.ndarray, out: np.ndarray,
                  tmp: np.ndarray) -> None:
-    """reference_ops::TransposeConv's float32 sums, in the order each output receives them."""
+    """reference_ops::TransposeConv's float32 sums, in the order each output receives them;
+    each ``output += input * filter`` one fused multiply-add on a build with ``float_fma``."""
     out.fill(0.0)
     f32 = np.asarray(filt, np.float32)
     for ky, kx, rows, cols in data.taps:
@@ -230,6 +236,9 @@ def _float_exact(data: OpData, x: np.ndarray, filt: np.ndarray, out: np.ndarray,
         dst = _out_view(out, rows, cols)
         t = tmp[:, :src.shape[1], :src.shape[2], :]
         for c in range(x.shape[3]):
+            if data.fused:
+                dst[...] = fma32(src[..., c, None], f32[:, ky, kx, c], dst)
+                continue
             np.multiply(src[..., c, None], f32[:, ky, kx, c], out=t)
             np.add(dst, t, out=dst)
 

@@ -25,6 +25,7 @@ from tinyarena.kernels._lstm_math import (
     lstm_plan,
     lstm_quant,
 )
+from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import UnidirectionalSequenceLSTMOptions
 from tinyarena.model.types import TFLM_TYPE_SIZES, Operator, Tensor, TensorType
@@ -163,7 +164,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                           np.asarray(b.data).astype(np.int64))
         quant = lstm_quant(tensor_quant(source), tensor_quant(hidden),
                            8 if hidden.type == TensorType.INT8 else 16,
-                           tensor_quant(cell).scale, options.cell_clip, gate_q)
+                           tensor_quant(cell).scale, options.cell_clip, gate_q,
+                           scale_arithmetic(ctx.target))
     else:
         raise KernelError(f"LSTM: cell state type {cell.type.name} not supported; the "
                           "quantized kernel needs an int16 cell state")

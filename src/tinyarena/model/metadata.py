@@ -102,7 +102,66 @@ def encode_offline_plan(offsets: Sequence[int], n_subgraphs: int, version: int =
     return words.tobytes()
 
 
+
+
+# -- the kernel sets a tinyarena plan is safe for --------------------------------------------
+
+PLAN_SAFETY_NAME = "tinyarena.plan_safety"
+"""Metadata entry ``tinyarena optimize`` writes beside OfflineMemoryAllocation: which kernel sets
+the pinned plan is proven safe for. TFLM reads metadata only by the names it knows, so the
+entry costs the device nothing; tinyarena's ``size``/``run``/``plan`` read it to warn."""
+
+
+class PlanSafety(NamedTuple):
+    """A decoded plan-safety entry. ``safe_for`` holds kernel-set keys (``"reference"``,
+    ``"cmsis-nn:dsp"``, ...) or ``("any",)`` when the plan uses no kernel-specific rule;
+    ``planned_for`` is the key the plan was made for and ``target`` the target named (if any)."""
+
+    safe_for: tuple[str, ...]
+    planned_for: str
+    target: str | None
+    rules: tuple[str, ...]
+
+
+def encode_plan_safety(safety: PlanSafety) -> bytes:
+    """The entry's bytes: UTF-8 JSON, so a user can read it with any flatbuffer tool."""
+    import json
+
+    return json.dumps({"format": 1, "safe_for": list(safety.safe_for),
+                       "planned_for": safety.planned_for, "target": safety.target,
+                       "rules": list(safety.rules)}, sort_keys=True).encode()
+
+
+def plan_safety(model: Model) -> PlanSafety | None:
+    """The model's plan-safety entry (the last one), or None when it has none; ModelError when
+    it is not the JSON ``encode_plan_safety`` writes."""
+    import json
+
+    found = None
+    for name, buffer in model.metadata:
+        if name != PLAN_SAFETY_NAME:
+            continue
+        if not 0 <= buffer < len(model.buffers):
+            raise ModelError(f"{PLAN_SAFETY_NAME} metadata points at buffer {buffer}, which does "
+                             "not exist")
+        found = buffer
+    if found is None:
+        return None
+    try:
+        data = json.loads(bytes(model.buffers[found]).decode())
+        safe_for = tuple(str(s) for s in data["safe_for"])
+        rules = tuple(str(r) for r in data.get("rules", ()))
+        target = data.get("target")
+        return PlanSafety(safe_for, str(data["planned_for"]),
+                          None if target is None else str(target), rules)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{PLAN_SAFETY_NAME} metadata is not the JSON tinyarena writes "
+                         f"({type(exc).__name__}: {exc}); re-run tinyarena optimize on the "
+                         "original model") from None
+
+
 __all__ = [
-    "OFFLINE_PLAN_NAME", "OfflinePlan", "decode_offline_plan", "encode_offline_plan",
-    "offline_offsets", "offline_plan", "without_offline_plan",
+    "OFFLINE_PLAN_NAME", "OfflinePlan", "PLAN_SAFETY_NAME", "PlanSafety", "decode_offline_plan",
+    "encode_offline_plan", "encode_plan_safety", "offline_offsets", "offline_plan",
+    "plan_safety", "without_offline_plan",
 ]

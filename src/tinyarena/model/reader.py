@@ -41,13 +41,17 @@ _PACKED_PER_BYTE = {TensorType.INT4: 2, TensorType.UINT4: 2, TensorType.INT2: 4}
 _SCHEMA_VERSION = 3
 
 
-def read_model(source: ModelSource) -> Model:
+def read_model(source: ModelSource | Model) -> Model:
     """Parse a TFLite model from a path or from bytes; raise ModelError for anything malformed.
+    A ``Model`` passes through, so every function that reads its argument with ``read_model``
+    takes a path, bytes or a Model alike.
 
     ``bytes`` and read-only buffers are used in place (``Model.raw`` is the same object, constant
     tensors view it); a writable ``bytearray`` or memoryview is viewed read-only, so later edits
     to it show through: pass ``bytes(...)`` for a snapshot.
     """
+    if isinstance(source, Model):
+        return source
     raw, view = _load(source)
     if len(view) == 0:
         raise ModelError("empty model: 0 bytes; expected a TFLite flatbuffer (.tflite)")

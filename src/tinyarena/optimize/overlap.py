@@ -14,14 +14,17 @@ only as safe as the kernels that run it:
     ``reference_integer_ops::Logistic``, ``Tanh``, ``HardSwish``, ``QuantizeLeakyRelu``,
     ``Requantize``). With the output at the input's offset and the same element size, each
     write lands on an element already read, so an input that dies at the op can hold the
-    output. Only for kernel sets known to keep that order (``INPLACE_KERNEL_SETS``).
+    output. Only for the ops each kernel set is proven to run in that order
+    (``safety.RULE_SETS``; CMSIS-NN's ADD and MUL read each block before writing it).
 (c) partial overlap of an op's output with its own input (``PARTIAL_OPS``): the reference
     CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D and PAD kernels write output
     elements in address order, each after reading its receptive field, so the output may
     start up to dF bytes above the input's start (dF from shapes, strides, dilation, padding
     and element sizes: ``optimize.margins``; usually negative, i.e. below) while the input
     still holds what later elements read. Only when the input (its whole alias group) dies at
-    that op and holds no graph input or output, and only for ``INPLACE_KERNEL_SETS``.
+    that op and holds no graph input or output, and only for kernel sets whose loop order
+    the margin was derived for (``safety.RULE_SETS``: TFLM's reference kernels; refused for
+    CMSIS-NN, whose im2col, 1x1 and pooling loops write in another order).
 
 Rules (a) and (b) put the two tensors at the same offset, so they are expressed as alias
 groups: a group is planned as one buffer of the group's size over the union of its members'
@@ -38,16 +41,18 @@ from dataclasses import dataclass
 from tinyarena.errors import PlanError
 from tinyarena.model.types import Model
 from tinyarena.optimize.graph import PLAN_ALIGNMENT, OpGraph
-from tinyarena.optimize.margins import MARGIN_OPS, op_margin
+from tinyarena.optimize.margins import op_margin
+from tinyarena.optimize.safety import (
+    INPLACE_OPS,
+    PARTIAL_OPS,
+    VIEW_OPS,
+    allows,
+    kernel_set_key,
+    op_keys,
+    rule_set,
+)
 
 OVERLAP_MODES = ("none", "views", "safe")
-VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
-INPLACE_OPS = frozenset({"ADD", "SUB", "MUL", "RELU", "RELU6", "LOGISTIC", "TANH", "LEAKY_RELU",
-                         "HARD_SWISH", "QUANTIZE"})
-INPLACE_KERNEL_SETS = frozenset({"reference"})
-"""Kernel sets whose element-wise, window and PAD kernels are known to keep the traversal
-order rules (b) and (c) rely on (TFLM's reference kernels, as in the pip wheel)."""
-PARTIAL_OPS = MARGIN_OPS
 
 
 @dataclass(frozen=True)
@@ -86,15 +91,11 @@ def no_aliases(n_tensors: int) -> AliasGroups:
 
 
 def check_mode(mode: str, kernel_set: str) -> None:
-    """Refuse what the target's kernels cannot honour (rule (b) needs known traversal order)."""
+    """Refuse an unknown mode or kernel set ("safe" then means: the rules ``kernel_set`` is
+    proven to tolerate, ``safety.RULE_SETS``)."""
     if mode not in OVERLAP_MODES:
         raise PlanError(f"unknown overlap mode {mode!r}; use one of {', '.join(OVERLAP_MODES)}")
-    if mode == "safe" and kernel_set not in INPLACE_KERNEL_SETS:
-        raise PlanError(
-            f"--overlap safe (element-wise in place and partial overlap of conv, depthwise "
-            f"conv, pooling and PAD outputs with their inputs) relies on the traversal order "
-            f"of TFLM's reference kernels; the kernel set {kernel_set!r} is not known to keep "
-            f"it. Use --overlap views or none")
+    kernel_set_key(kernel_set)
 
 
 class _UnionFind:
@@ -132,10 +133,11 @@ def view_groups(model: Model, graph: OpGraph) -> AliasGroups:
     return AliasGroups(tuple(uf.find(t) for t in range(len(sg.tensors))), tuple(reasons))
 
 
-def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups) -> AliasGroups:
+def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups,
+                   ops: frozenset[str] = INPLACE_OPS) -> AliasGroups:
     """Rule (b) on top of ``views``, for the current operator order: an element-wise op's
-    output joins the group of a same-shape, same-type input whose whole group dies at that op
-    and holds no graph input or output."""
+    output (``ops``: those the kernel set is proven for) joins the group of a same-shape,
+    same-type input whose whole group dies at that op and holds no graph input or output."""
     sg = model.subgraphs[0]
     n_t = len(sg.tensors)
     uf = _UnionFind(n_t)
@@ -145,7 +147,7 @@ def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups) -> AliasGro
     last_use = _group_last_use(graph, uf, n_t)
     protected = graph.graph_inputs | graph.graph_outputs
     for op in sg.operators:
-        if op.name not in INPLACE_OPS or len(graph.op_outputs[op.index]) != 1:
+        if op.name not in ops or len(graph.op_outputs[op.index]) != 1:
             continue
         y = graph.op_outputs[op.index][0]
         ty = sg.tensors[y]
@@ -168,9 +170,11 @@ def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups) -> AliasGro
     return AliasGroups(tuple(uf.find(t) for t in range(n_t)), tuple(reasons))
 
 
-def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups
-                     ) -> tuple[PartialOverlap, ...]:
-    """Rule (c) for the current operator order, on top of ``groups`` (rules (a) and (b)).
+def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups,
+                     ops: frozenset[str] = PARTIAL_OPS) -> tuple[PartialOverlap, ...]:
+    """Rule (c) for the current operator order, on top of ``groups`` (rules (a) and (b)), for
+    the ops ``ops`` allows (``safety.allows``: those the kernel set is proven for, by input
+    type where the kernel set's code differs by type).
 
     The input's group must die at the op and hold no graph input or output; the output must
     not be a graph input; each group is the input side of at most one link and the output
@@ -190,6 +194,8 @@ def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups
         if op.name not in PARTIAL_OPS or not op.inputs or len(graph.op_outputs[op.index]) != 1:
             continue
         x, y = op.inputs[0], graph.op_outputs[op.index][0]
+        if x < 0 or not allows(ops, op_keys(model, op)):
+            continue
         if x < 0 or graph.sizes[x] == 0 or graph.sizes[y] == 0 or y in graph.graph_inputs:
             continue
         if x in op.inputs[1:]:
@@ -231,9 +237,9 @@ def alias_groups(model: Model, graph: OpGraph, mode: str, kernel_set: str) -> Al
     views = view_groups(model, graph)
     if mode == "views":
         return views
-    return inplace_groups(model, graph, views)
+    return inplace_groups(model, graph, views, rule_set(kernel_set).inplace_ops)
 
 
-__all__ = ["AliasGroups", "INPLACE_KERNEL_SETS", "INPLACE_OPS", "OVERLAP_MODES", "PARTIAL_OPS",
+__all__ = ["AliasGroups", "INPLACE_OPS", "OVERLAP_MODES", "PARTIAL_OPS",
            "PartialOverlap", "VIEW_OPS", "alias_groups", "check_mode", "inplace_groups",
            "no_aliases", "partial_overlaps", "view_groups"]

@@ -9,7 +9,9 @@ Pipeline (each step checked by the arena emulation, which reproduces TFLM's plan
    (``overlap.partial_overlaps``);
 4. the placement search (``placement.search_plan``) over one buffer per group plus every
    kernel scratch buffer, with those links;
-5. the tensors' offsets written as OfflineMemoryAllocation metadata. TFLM pins them and plans
+5. the tensors' offsets written as OfflineMemoryAllocation metadata, and beside them which
+   kernel sets the plan is proven safe for (``safety``; a ``tinyarena.plan_safety`` entry that
+   ``size``/``run``/``plan`` check against the target). TFLM pins the offsets and plans
    the scratch buffers online around them (facts 3), so the head is re-predicted by running
    ``allocate_model`` on the candidate: that prediction, not the search's, is the "after";
 6. the plan TFLM will use is verified (overlaps only inside alias groups, or between linked
@@ -29,10 +31,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from tinyarena.arena import ArenaLayout, allocate_model
+from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.arena.lifetimes import ONLINE
 from tinyarena.errors import PlanError
 from tinyarena.model import read_model
-from tinyarena.model.metadata import OFFLINE_PLAN_NAME, encode_offline_plan, without_offline_plan
+from tinyarena.model.metadata import (
+    OFFLINE_PLAN_NAME,
+    PLAN_SAFETY_NAME,
+    PlanSafety,
+    encode_offline_plan,
+    encode_plan_safety,
+    plan_safety,
+    without_offline_plan,
+)
 from tinyarena.model.types import Model
 from tinyarena.optimize.graph import op_graph, reordered_model, supports_graph_edits
 from tinyarena.optimize.overlap import (
@@ -45,10 +56,22 @@ from tinyarena.optimize.overlap import (
 )
 from tinyarena.optimize.placement import Link, SearchResult, linked_lower_bound, search_plan
 from tinyarena.optimize.reorder import OrderResult, best_order
+from tinyarena.optimize.safety import (
+    PARTIAL_OPS,
+    PORTABLE,
+    allows,
+    kernel_set_key,
+    op_keys,
+    rule_set,
+    safe_for,
+    target_key,
+)
 from tinyarena.planning import Buffer, Plan, verify_plan
 
 DEFAULT_OVERLAP = "safe"
-DEFAULT_KERNEL_SET = "reference"
+DEFAULT_KERNEL_SET = PORTABLE
+"""With no target or kernel set named, plan only what every kernel set tolerates."""
+SIZING_TARGET = "host-x64"
 
 
 @dataclass(frozen=True)
@@ -97,6 +120,8 @@ class OptimizeResult:
     notes: tuple[str, ...]
     layout: ArenaLayout | None = dataclasses.field(default=None, repr=False, compare=False)
     partial: tuple[PartialOverlap, ...] = ()
+    target: str | None = None
+    safe_for: tuple[str, ...] = (PORTABLE,)
 
     @property
     def shifts(self) -> tuple[int | None, ...]:
@@ -130,8 +155,8 @@ class OptimizeResult:
             "order_exact": self.order_exact,
             "overlap": self.overlap,
             "kernel_set": self.kernel_set,
-            "safe_for_kernel_sets": ([self.kernel_set] if self.overlap == "safe"
-                                     else ["any"]),
+            "target": self.target,
+            "safe_for_kernel_sets": list(self.safe_for),
             "aliases": [{"op": op, "op_name": name, "rule": rule, "tensor": kept,
                          "shares_with": merged}
                         for op, name, rule, kept, merged in self.aliases],
@@ -236,20 +261,67 @@ def verify_layout(layout: ArenaLayout, groups: AliasGroups,
     verify_plan(plan, allowed_overlaps=allowed)
 
 
-def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
+def resolve_kernel_set(target: str | TargetProfile | None, kernel_set: str | None
+                       ) -> tuple[TargetProfile, str]:
+    """(the profile to size with, the ``safety.RULE_SETS`` key to plan for).
+
+    Nothing named: host-x64's numbers and the portable rules. A target: its kernel set on its
+    ISA (``--target cortex-m4``: CMSIS-NN's DSP kernels; host-x64: reference). A kernel set
+    alone (``reference``, ``cmsis-nn``, ``cmsis-nn:dsp``): its rules, host-x64's numbers."""
+    if target is None:
+        key = PORTABLE if kernel_set is None else kernel_set_key(kernel_set)
+        return get_target(SIZING_TARGET), key
+    profile = get_target(target)
+    if kernel_set is not None:
+        profile = profile.with_kernel_set(kernel_set.split(":")[0])
+    return profile, target_key(profile)
+
+
+def _refused_partial(model: Model, key: str) -> list[str]:
+    """Notes naming the window/PAD ops rule (c) would have applied to but the kernel set's loop
+    order is not proven for."""
+    allowed = rule_set(key).partial_ops
+    sg = model.subgraphs[0] if model.subgraphs else None
+    names = sorted({op.name for op in sg.operators
+                    if op.name in PARTIAL_OPS and not allows(allowed, op_keys(model, op))}
+                   ) if sg is not None else []
+    if not names:
+        return []
+    why = ("no kernels were named, so the plan must be safe for every kernel set (name them "
+           "with --target or --kernel-set; TFLM's reference kernels allow it)" if key == PORTABLE
+           else f"the loop order of kernel set {key} is not proven to tolerate it there")
+    return [f"partial overlap of {', '.join(names)} outputs with their inputs not used: {why}"]
+
+
+def _stale_plan(model: Model, key: str) -> str | None:
+    """Why the model's own plan must not be handed back: it was written by tinyarena optimize
+    for kernel sets that do not include ``key`` (None: no such record)."""
+    record = plan_safety(model)
+    if record is None or PORTABLE in record.safe_for or key in record.safe_for:
+        return None
+    return (f"the model's plan was proven safe only for kernel set(s) "
+            f"{', '.join(record.safe_for)}, not {key}: it is replaced by a plan safe for {key} "
+            f"(even where that plan is larger)")
+
+
+def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, *,
                    reorder: bool = True, overlap: str = DEFAULT_OVERLAP,
-                   time_budget_s: float = 1.0, target: str = "host-x64",
-                   kernel_set: str = DEFAULT_KERNEL_SET, seed: int = 0) -> OptimizeResult:
+                   time_budget_s: float = 1.0, target: str | TargetProfile | None = None,
+                   kernel_set: str | None = None, seed: int = 0) -> OptimizeResult:
     """The model with a smaller arena plan for TFLM, and the numbers before and after.
 
-    ``overlap``: "none" (lifetimes only), "views" (rule (a) of ``overlap``), "safe" (views,
-    element-wise in place and the partial overlap of conv/depthwise/pooling/PAD outputs with
-    their inputs, for kernel sets whose traversal order is known). ``kernel_set`` names the
-    kernels the firmware uses ("reference" for TFLM's reference kernels, as in the pip wheel);
-    "safe" is refused for any other.
+    ``overlap``: "none" (lifetimes only), "views" (rule (a) of ``overlap``), "safe" (views plus
+    every rule the kernel set's loop order is proven to tolerate: ``safety.RULE_SETS``).
+    ``target``/``kernel_set`` name the firmware's kernels (``resolve_kernel_set``); with
+    neither, "safe" plans only what every kernel set tolerates (views, lifetimes, reordering).
+    The written model records the kernel sets its plan is safe for (``result.safe_for``).
     """
     start = time.perf_counter()
-    check_mode(overlap, kernel_set)
+    profile, key = resolve_kernel_set(target, kernel_set)
+    target_name = None if target is None else profile.name
+    check_mode(overlap, key)
+    kernel_set = key
+    target = profile
     if not math.isfinite(time_budget_s) or time_budget_s < 0:
         raise PlanError(f"time budget must be a finite number of seconds >= 0, got "
                         f"{time_budget_s!r}")
@@ -261,7 +333,10 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
     work = without_offline_plan(model)
     if len(work.metadata) != len(model.metadata):
         notes.append("the model's own OfflineMemoryAllocation plan was replaced")
+    emulated = time.perf_counter()
     layout = allocate_model(work, target=target)
+    # What follows the search (two more emulations and the rewrite) must fit in the budget too.
+    reserve = 2.5 * (time.perf_counter() - emulated)
     editable = supports_graph_edits(work)
     if not editable and (reorder or overlap != "none"):
         notes.append("subgraph 0 runs other subgraphs (IF/WHILE/CALL_ONCE): no reordering and "
@@ -281,13 +356,15 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
             layout = allocate_model(work, target=target)
     groups = (alias_groups(work, op_graph(work, layout), mode, kernel_set) if editable
               else no_aliases(len(work.subgraphs[0].tensors) if work.subgraphs else 0))
-    partial = (partial_overlaps(work, op_graph(work, layout), groups)
+    partial = (partial_overlaps(work, op_graph(work, layout), groups,
+                                rule_set(kernel_set).partial_ops)
                if editable and mode == "safe" else ())
+    if editable and mode == "safe":
+        notes.extend(_refused_partial(work, kernel_set))
     problem = _problem(layout, groups)
     links = _links(problem, partial)
-    remaining = max(time_budget_s - (time.perf_counter() - start), 0.05)
-    search: SearchResult = search_plan(problem.buffers, time_budget_s=remaining, seed=seed,
-                                       links=links)
+    search: SearchResult = search_plan(problem.buffers, seed=seed, links=links,
+                                       deadline=start + max(time_budget_s - reserve, 0.0))
     bound = linked_lower_bound(problem.buffers, links)
     if search.optimal and search.head > bound:
         bound = search.head  # the exact solver proved nothing smaller exists
@@ -299,7 +376,10 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
         notes.append(f"TFLM places the scratch buffers online around the pinned tensors: head "
                      f"{after_layout.head}, the search had {search.head}")
     better = (after_layout.head, after_layout.total) < (before.head, before.total)
-    if not better:
+    stale = _stale_plan(model, kernel_set)
+    if stale is not None:
+        notes.append(stale)
+    if not better and stale is None:
         notes.append("no smaller plan than TFLM's own was found: the model is returned "
                      "unchanged")
         return OptimizeResult(data, before, before, bound, before.head <= bound, False,
@@ -307,8 +387,15 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
                               None if order_result is None else order_result.exact,
                               overlap, kernel_set, (), search.method, search.head,
                               search.greedy_head, time.perf_counter() - start, tuple(notes),
-                              before_layout)
-    out = _write(data, order, offsets)
+                              before_layout, target=target_name)
+    ops = work.subgraphs[0].operators
+    used = safe_for([(rule, op_keys(work, ops[i])) for i, _, rule, _, _ in groups.reasons]
+                    + [("partial", op_keys(work, ops[p.op]))
+                       for p in _used(partial, after_layout)])
+    safety = PlanSafety(used, kernel_set, target_name,
+                        tuple(sorted({r for _, _, r, _, _ in groups.reasons}
+                                     | ({"partial"} if partial else set()))))
+    out = _write(data, order, offsets, safety)
     confirm = allocate_model(read_model(out), target=target)
     if (confirm.head, confirm.tail) != (after_layout.head, after_layout.tail):
         raise PlanError(f"internal error: the rewritten model predicts head {confirm.head}, "
@@ -320,7 +407,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path, *,
                           kernel_set,
                           groups.reasons, search.method, search.head, search.greedy_head,
                           time.perf_counter() - start, tuple(notes), confirm,
-                          partial=_used(partial, confirm))
+                          partial=_used(partial, confirm), target=target_name,
+                          safe_for=used)
 
 
 def _used(partial: Sequence[PartialOverlap], layout: ArenaLayout
@@ -337,13 +425,15 @@ def _used(partial: Sequence[PartialOverlap], layout: ArenaLayout
     return tuple(used)
 
 
-def _write(data: bytes, order: Sequence[int], offsets: Sequence[int]) -> bytes:
+def _write(data: bytes, order: Sequence[int], offsets: Sequence[int],
+           safety: PlanSafety) -> bytes:
     from tinyarena.model import read_model as _read
     from tinyarena.rewrite.rewriter import rewrite_model
 
     n_subgraphs = len(_read(data).subgraphs)
     edits: dict[str, Any] = {"metadata": {OFFLINE_PLAN_NAME:
-                                          encode_offline_plan(offsets, n_subgraphs)}}
+                                          encode_offline_plan(offsets, n_subgraphs),
+                                          PLAN_SAFETY_NAME: encode_plan_safety(safety)}}
     if list(order) != list(range(len(order))):
         edits["operator_order"] = {0: list(order)}
     return rewrite_model(data, **edits)
@@ -366,5 +456,6 @@ def optimal_layout(source: bytes | bytearray | memoryview | str | Path | Model, 
 
 
 __all__ = ["ArenaNumbers", "DEFAULT_KERNEL_SET", "DEFAULT_OVERLAP", "OptimizeResult",
-           "optimal_layout", "optimize_model", "verify_layout", "with_offline_plan",
+           "optimal_layout", "optimize_model", "resolve_kernel_set", "verify_layout",
+           "with_offline_plan",
            "without_offline_plan"]

@@ -10,9 +10,17 @@ soon as one reaches the bound, which proves it optimal:
    lifetime length, first use), which planning-notes.md found closes the greedy's misses;
 3. two-sided ("ping-pong") placement for chains: buffers alternate between the bottom and
    the top of an arena of lower-bound height;
-4. randomised orders until the time budget runs out;
-5. for small instances, an exact CP-SAT model (when OR-Tools is installed) that either proves
-   the best plan found optimal or finds a better one within the budget.
+4. without offline offsets or overlap links: the exact branch and bound over canonical
+   solutions (``planning.canonical``, MiniMalloc's method), first at the lower bound, where a
+   plan is optimal by definition, then bisecting towards it; it proves optimality when it
+   exhausts a capacity, and returns the best plan found when the budget ends;
+5. with links, for small instances, an exact CP-SAT model (when OR-Tools is installed) that
+   either proves the best plan found optimal or finds a better one within the budget;
+6. randomised orders until the time budget runs out.
+
+The budget is a deadline on ``clock``: every step checks it inside its loops, so that the call
+returns within the budget at every scale (only TFLM's own greedy, the baseline every answer
+needs, always runs to the end).
 
 Everything here sees sizes and lifetimes only (``planning.Buffer``), never models.
 
@@ -35,11 +43,23 @@ import numpy as np
 
 from tinyarena.planning import Buffer, Plan, buffer_arrays, lower_bound, verify_plan
 from tinyarena.planning.buffers import BufferArrays
-from tinyarena.planning.greedy import first_fit_offsets, greedy_order
+from tinyarena.planning.canonical import minimize_height
+from tinyarena.planning.greedy import Deadline, first_fit_offsets, greedy_order
 
 EXACT_MAX_BUFFERS = 400
-"""Above this many online buffers the exact model is not attempted (it rarely helps there
-within a short budget, and building it costs more than the heuristics)."""
+"""Above this many online buffers the CP-SAT model (used with overlap links) is not attempted
+(it rarely helps there within a short budget, and building it costs more than the
+heuristics)."""
+
+CANONICAL_MAX_BUFFERS = 5000
+"""Above this many buffers the canonical branch and bound is not attempted: its sweep and
+per-node work grow with the buffer count, and heuristics are the better use of the budget."""
+
+
+def _unit(arrays: BufferArrays) -> int:
+    """The granularity of every size (16 for TFLM's rounded buffers): capacities step by it."""
+    unit = int(np.gcd.reduce(arrays.sizes[arrays.sizes > 0])) if (arrays.sizes > 0).any() else 1
+    return max(unit, 1)
 
 
 @dataclass(frozen=True)
@@ -98,7 +118,7 @@ def link_allowed(links: Sequence[Link], offsets: Sequence[int]) -> Callable[[int
 
 
 def _linked_first_fit(arrays: BufferArrays, order: np.ndarray,
-                      links: Sequence[Link]) -> np.ndarray:
+                      links: Sequence[Link], stop: Deadline | None = None) -> np.ndarray | None:
     """First fit in ``order``: each buffer takes the lowest start outside every forbidden
     interval its placed, time-intersecting neighbours impose. A plain neighbour q forbids
     starts in (q - size, q_end); a linked input a forbids (a + max_delta, a_end) to its output;
@@ -113,7 +133,9 @@ def _linked_first_fit(arrays: BufferArrays, order: np.ndarray,
         partner[(link.a, link.b)] = ("output", link.max_delta)
     offsets = np.zeros(n, dtype=np.int64)
     placed: list[int] = []
-    for i in order.tolist():
+    for step, i in enumerate(order.tolist()):
+        if stop is not None and stop.passed(step):
+            return None
         size = sizes[i]
         if arrays.fixed[i]:
             offsets[i] = int(arrays.offsets[i])
@@ -190,7 +212,8 @@ def _orders(arrays: BufferArrays) -> dict[str, np.ndarray]:
     return {name: np.concatenate([fixed, online[np.lexsort(key)]]) for name, key in keys.items()}
 
 
-def _two_sided(arrays: BufferArrays, height: int) -> np.ndarray | None:
+def _two_sided(arrays: BufferArrays, height: int,
+               stop: Deadline | None = None) -> np.ndarray | None:
     """Ping-pong: by first use, each buffer goes to the bottom or the top of ``height`` bytes,
     alternating preference, at the first offset (from that side) free of live neighbours.
     Returns offsets, or None when something would not fit under ``height``."""
@@ -204,7 +227,9 @@ def _two_sided(arrays: BufferArrays, height: int) -> np.ndarray | None:
     placed: list[tuple[int, int, int, int]] = []  # offset, end, first, last
     offsets = np.zeros(n, dtype=np.int64)
     prefer_top = False
-    for i in order.tolist():
+    for step, i in enumerate(order.tolist()):
+        if stop is not None and stop.passed(step):
+            return None
         size, first, last = sizes[i], firsts[i], lasts[i]
         live = sorted((o, e) for o, e, f, la in placed if not (f > last or first > la))
         bottom = _lowest_gap(live, size)
@@ -243,7 +268,8 @@ def _highest_gap(live: list[tuple[int, int]], size: int, height: int) -> int | N
 
 
 def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
-           budget_s: float, links: Sequence[Link] = ()) -> tuple[np.ndarray, bool] | None:
+           budget_s: float, links: Sequence[Link] = (),
+           stop: Deadline | None = None) -> tuple[np.ndarray, bool] | None:
     """CP-SAT: offsets in 16-byte units when every size and fixed offset allows it, a
     disjunction for every pair of time-intersecting buffers, minimise the head. Returns
     (offsets, proven_optimal) or None when OR-Tools is absent or nothing was found."""
@@ -273,6 +299,8 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
     firsts = arrays.firsts.tolist()
     lasts = arrays.lasts.tolist()
     for i in range(n):
+        if stop is not None and stop.passed(i):
+            return None  # building the model alone spent the budget
         for j in range(i + 1, n):
             if firsts[i] > lasts[j] or firsts[j] > lasts[i]:
                 continue
@@ -294,7 +322,11 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
             model.add_hint(offs[i], int(hint[i]) // unit if unit > 1 else int(hint[i]))
     model.minimize(head)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(budget_s, 0.01)
+    if stop is not None:
+        budget_s = min(budget_s, stop.remaining())
+    # A floor of 0.2 s (the budget's tolerance) lets CP-SAT finish its presolve and prove
+    # small models even when importing OR-Tools (once per process) used up the time.
+    solver.parameters.max_time_in_seconds = max(budget_s, 0.2)
     solver.parameters.num_workers = 2
     status = solver.Solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -305,15 +337,19 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
 
 def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: int = 0,
                 exact: bool = True, clock: Callable[[], float] = time.perf_counter,
-                links: Sequence[Link] = ()) -> SearchResult:
-    """The smallest plan found within ``time_budget_s``; never larger than TFLM's greedy.
+                links: Sequence[Link] = (), deadline: float | None = None) -> SearchResult:
+    """The smallest plan found within ``time_budget_s`` (or by ``deadline``, a ``clock``
+    value, when given: callers pass the deadline of their whole call); never larger than
+    TFLM's greedy.
 
     The result is verified (no two live buffers overlap, fixed offsets kept; linked pairs
     only at a permitted displacement) before it is returned. ``optimal`` is True only when
-    proven: the head equals the lower bound, or the exact solver proved it.
+    proven: the head equals the lower bound, or an exact search proved it.
     """
     start = clock()
-    deadline = start + max(time_budget_s, 0.0)
+    if deadline is None:
+        deadline = start + max(time_budget_s, 0.0)
+    stop = Deadline(deadline, clock)
     arrays = buffer_arrays(buffers)
     links = tuple(k for k in links if not (arrays.fixed[k.a] or arrays.fixed[k.b]))
     bound = linked_lower_bound(buffers, links)
@@ -333,20 +369,27 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
 
     if not optimal and links:
         for name, order in _linked_orders(arrays).items():
-            consider(_linked_first_fit(arrays, order, links), f"linked:{name}")
+            consider(_linked_first_fit(arrays, order, links, stop), f"linked:{name}")
             if optimal or clock() > deadline:
                 break
     if not optimal:
         for name, order in _orders(arrays).items():
-            consider(first_fit_offsets(arrays, order), f"order:{name}")
+            consider(first_fit_offsets(arrays, order, stop), f"order:{name}")
             if optimal or clock() > deadline:
                 break
     if not optimal and clock() < deadline:
-        consider(_two_sided(arrays, bound), "ping-pong")
-    if not optimal and exact and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS:
+        consider(_two_sided(arrays, bound, stop), "ping-pong")
+    if not optimal and exact and not links and not arrays.fixed.any() \
+            and len(arrays) <= CANONICAL_MAX_BUFFERS and clock() < deadline:
+        minimized = minimize_height(buffers, best.tolist(), deadline=deadline, clock=clock,
+                                    unit=_unit(arrays))
+        consider(np.asarray(minimized.offsets, dtype=np.int64), "exact")
+        if minimized.optimal and minimized.height <= best_head:
+            optimal = True
+    if not optimal and exact and links and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS:
         remaining = deadline - clock()
         if remaining > 0.02:
-            found = _exact(arrays, best, best_head, bound, remaining * 0.8, links)
+            found = _exact(arrays, best, best_head, bound, remaining * 0.8, links, stop)
             if found is not None:
                 offsets, proven = found
                 consider(offsets, "exact")
@@ -361,9 +404,9 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
             noisy = sizes * rng.uniform(0.7, 1.3, size=sizes.shape)
             order = np.concatenate([fixed, online[np.argsort(-noisy, kind="stable")]])
             if links:
-                consider(_linked_first_fit(arrays, order, links), "linked:random")
+                consider(_linked_first_fit(arrays, order, links, stop), "linked:random")
             else:
-                consider(first_fit_offsets(arrays, order), "random")
+                consider(first_fit_offsets(arrays, order, stop), "random")
     plan = Plan(tuple(int(o) for o in best), tuple(buffers))
     verify_plan(plan, allowed_overlaps=link_allowed(links, plan.offsets) if links else None)
     return SearchResult(plan, bound, greedy_head, optimal, method, clock() - start)

@@ -21,15 +21,20 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
     lines.append(f"saving: {result.saving} bytes of arena_used_bytes "
                  f"({_pct(result.saving, b.total)}), head {_pct(b.head - a.head, b.head)}")
     status = "proven optimal" if result.optimal else "not proven optimal"
-    lines.append(f"lower bound: {result.lower_bound} bytes of head; the plan is {status} "
+    lines.append(f"lower bound: {result.lower_bound} bytes of head for this operator order "
+                 f"under the {result.overlap!r} overlap rules; the plan is {status} "
                  f"(greedy {result.greedy_head}, search {result.search_head} by "
                  f"{result.search_method})")
     if result.order_exact is not None:
         how = "exact" if result.order_exact else "heuristic"
         lines.append(f"operator order: {'changed' if result.reordered else 'kept'} ({how} "
                      f"search)")
-    safe_for = (f"safe only for kernel set {result.kernel_set}" if result.overlap == "safe"
-                else "safe for any kernel set")
+    planned = (f"target {result.target}, kernel set {result.kernel_set}" if result.target
+               else "no target named: rules every kernel set tolerates" if
+               result.kernel_set == "any" else f"kernel set {result.kernel_set}")
+    safe_for = ("safe for any kernel set" if result.safe_for == ("any",)
+                else f"safe only for kernel set(s) {', '.join(result.safe_for)}")
+    lines.append(f"planned for: {planned}")
     lines.append(f"overlap: {result.overlap}; the plan is {safe_for}; "
                  f"{len(result.aliases) + len(result.partial)} tensor(s) share bytes")
     for op, name, rule, kept, merged in result.aliases:

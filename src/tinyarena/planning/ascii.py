@@ -6,6 +6,8 @@ TFLM prints it only in builds with TF_LITE_SHOW_MEMORY_USE, each line through Mi
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from tinyarena.errors import PlanError
@@ -20,7 +22,10 @@ def ordinal_character(i: int) -> str:
     return _ORDINALS[i % len(_ORDINALS)]
 
 
-def render_memory_plan(plan: Plan) -> str:
+SHARED_MARK = "="
+
+
+def render_memory_plan(plan: Plan, intended: Callable[[int, int], bool] | None = None) -> str:
     """The text PrintMemoryPlan emits for ``plan`` (buffers in addition order).
 
     First one line per buffer, then one 80-column row per step 0..max(last): each buffer live
@@ -28,6 +33,10 @@ def render_memory_plan(plan: Plan) -> str:
     M = max(80, largest offset + size)) with its ordinal character, or '*' when it lives for
     one step; a column painted twice shows '!'. The row ends with the live kilobytes, rounded
     up. TFLM skips offset -1 (unplanned) when painting; other negative offsets are rejected.
+
+    ``intended(i, j)`` (i < j) marks pairs that share bytes on purpose (a view, an op in
+    place, an offline plan's partial overlap): a column painted only by such pairs shows
+    ``SHARED_MARK`` instead of TFLM's '!'. Without it the picture is TFLM's, byte for byte.
     """
     arrays = buffer_arrays(plan.buffers)
     offsets = np.asarray(plan.offsets, dtype=np.int64).reshape(-1)
@@ -47,13 +56,15 @@ def render_memory_plan(plan: Plan) -> str:
     ]
     max_size = int(max(LINE_WIDTH, (offsets + sizes).max(initial=0)))
     max_time = int(max(0, lasts.max(initial=0)))
-    rows, kilobytes = _paint(offsets, sizes, firsts, lasts, chars, max_size, max_time)
+    rows, kilobytes = _paint(offsets, sizes, firsts, lasts, chars, max_size, max_time,
+                             intended)
     lines += [f"{t:4d}: {row} ({k}k)" for t, (row, k) in enumerate(zip(rows, kilobytes))]
     return "".join(line + "\n" for line in lines)
 
 
 def _paint(offsets: np.ndarray, sizes: np.ndarray, firsts: np.ndarray, lasts: np.ndarray,
-           chars: list[str], max_size: int, max_time: int) -> tuple[list[str], list[int]]:
+           chars: list[str], max_size: int, max_time: int,
+           intended: Callable[[int, int], bool] | None = None) -> tuple[list[str], list[int]]:
     """Rows of the picture via 2-D difference arrays over (step, column): how many buffers
     paint each cell and the sum of their character codes (exact when exactly one paints)."""
     steps = max_time + 1
@@ -80,8 +91,14 @@ def _paint(offsets: np.ndarray, sizes: np.ndarray, firsts: np.ndarray, lasts: np
     count = count.cumsum(0).cumsum(1)[:steps, :LINE_WIDTH]
     total = total.cumsum(0).cumsum(1)[:steps, :LINE_WIDTH]
     picture = np.where(count == 0, ord("."), np.where(count == 1, total, ord("!")))
+    if intended is not None:
+        for t, c in zip(*np.nonzero(count > 1)):
+            ids = np.flatnonzero(paint & (start <= t) & (t < stop) & (col_lo <= c)
+                                 & (c < col_hi)).tolist()
+            if all(intended(a, b) for k, a in enumerate(ids) for b in ids[k + 1:]):
+                picture[t, c] = ord(SHARED_MARK)
     rows = [bytes(r).decode("ascii") for r in picture.astype(np.uint8)]
     return rows, kilobytes
 
 
-__all__ = ["LINE_WIDTH", "ordinal_character", "render_memory_plan"]
+__all__ = ["LINE_WIDTH", "SHARED_MARK", "ordinal_character", "render_memory_plan"]

@@ -14,22 +14,49 @@ TFLM (``memory_planner/greedy_memory_planner.cc``, ``CalculateOffsetsIfNeeded``)
 3. Head (``GetMaximumMemorySize``) = max(offset + size), 0 with no buffers.
 
 Here step 1 is one stable key sort. For step 2 only the placed entries that meet the new
-buffer in time matter, and they are sorted by offset before the walk (``_place``, vectorised);
-their order among equal offsets cannot change the result. Those entries come from
-precomputed neighbour lists (all time-intersecting pairs, by a sort and a searchsorted), or,
-when lifetimes overlap so much that the lists would be huge, from one filtering pass over an
-offset-sorted table of all placed entries. ``_reference_greedy_offsets`` mirrors TFLM step by
-step; tests check that both methods agree with it.
+buffer in time matter, and they are sorted by offset before the walk; their order among equal
+offsets cannot change the result. Those entries come from precomputed neighbour lists (all
+time-intersecting pairs, by a sort and a searchsorted), and runs of buffers that do not meet
+each other in time are placed together, their walks side by side in one set of numpy
+operations (``_greedy_offsets_waves``): linear in the number of intersecting pairs, not in
+the square of the buffer count. When lifetimes overlap so much that the lists would be huge,
+each buffer filters an offset-sorted table of all placed entries instead (``_place``).
+``_reference_greedy_offsets`` mirrors TFLM step by step; tests check that both methods agree
+with it.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence, overload
 
 import numpy as np
 
 from tinyarena.errors import PlanError
 from tinyarena.planning.buffers import Buffer, BufferArrays, Plan, buffer_arrays
+
+@dataclass(frozen=True)
+class Deadline:
+    """A point on ``clock`` after which a placement pass gives up (returns None). Checked every
+    ``every`` buffers, so a pass overruns it by at most that many placements."""
+
+    at: float
+    clock: Callable[[], float] = time.perf_counter
+    every: int = 64
+
+    def passed(self, step: int) -> bool:
+        """Checked at steps every, 2 * every, ...: a pass always does its first ``every``
+        placements, so small problems finish even on a budget already spent."""
+        return step > 0 and step % self.every == 0 and self.clock() > self.at
+
+    def remaining(self) -> float:
+        return max(self.at - self.clock(), 0.0)
+
+
+class _Stopped(Exception):
+    """Unwinds a placement pass whose deadline passed."""
+
 
 GREEDY_BYTES_PER_BUFFER = 40
 """Working memory TFLM's planner needs per buffer (GreedyMemoryPlanner::per_buffer_size():
@@ -78,22 +105,19 @@ def _place(size: int, offs: np.ndarray, ends: np.ndarray) -> int:
     return int(reach[-1])
 
 
-_MAX_PAIRS = 2_000_000
-"""Above this many time-intersecting pairs the neighbour lists cost more memory than they save;
-placement then filters all placed entries per buffer instead."""
-
-_SMALL = 24
-"""Up to this many placed neighbours a plain Python walk beats numpy's per-call overhead."""
-
+_MAX_PAIRS = 16_000_000
+"""Above this many time-intersecting pairs the neighbour lists cost more memory (about 100 bytes
+a pair while they are built) than they save; placement then filters all placed entries per
+buffer instead (quadratic, but then so is the number of pairs)."""
 
 def _greedy_offsets(arrays: BufferArrays, max_pairs: int = _MAX_PAIRS) -> np.ndarray:
     """Offsets per buffer (addition order), the fast way. ``max_pairs`` picks the method
     (tests lower it to exercise both)."""
     order = greedy_order(arrays)
-    neighbours = _placed_neighbours(arrays, order, max_pairs)
-    if neighbours is None:
+    rows = _rank_rows(arrays, order, max_pairs)
+    if rows is None:
         return _greedy_offsets_scan(arrays, order)
-    return _greedy_offsets_neighbours(arrays, order, *neighbours)
+    return _greedy_offsets_waves(arrays, order, *rows)
 
 
 def _intersecting_pairs(firsts: np.ndarray, lasts: np.ndarray,
@@ -115,71 +139,94 @@ def _intersecting_pairs(firsts: np.ndarray, lasts: np.ndarray,
     return by_first[a_pos], by_first[b_pos]
 
 
-def _placed_neighbours(arrays: BufferArrays, order: np.ndarray, max_pairs: int
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """For each buffer, the time-intersecting buffers placed before it, as CSR rows
-    (flat neighbour ids, row starts, row lengths), or None when there are too many pairs.
-    Order within a row does not matter: rows are sorted by offset when used."""
+def _rank_rows(arrays: BufferArrays, order: np.ndarray, max_pairs: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Earlier-placed, time-intersecting neighbours as CSR rows in placement order: row p
+    lists the neighbours of ``order[p]`` placed before it (flat ids, row starts, the highest
+    placement position in each row or -1). None when there are more than ``max_pairs``."""
     n = len(arrays)
     pairs = _intersecting_pairs(arrays.firsts, arrays.lasts, max_pairs)
     if pairs is None:
         return None
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
-    owner = np.concatenate(pairs)
-    other = np.concatenate(pairs[::-1])
-    earlier = rank[other] < rank[owner]
-    owner, other = owner[earlier], other[earlier]
-    by_row = np.argsort(owner, kind="stable")
+    ra, rb = rank[pairs[0]], rank[pairs[1]]
+    owner = np.maximum(ra, rb)
+    other = np.where(ra < rb, pairs[0], pairs[1])
+    by_row = np.argsort(owner)  # order within a row does not matter: rows are sorted later
+    flat = other[by_row]
     lengths = np.bincount(owner, minlength=n)
-    starts = np.cumsum(lengths) - lengths
-    return other[by_row], starts, lengths
+    starts = np.concatenate(([0], np.cumsum(lengths)))
+    latest = np.full(n, -1, dtype=np.int64)
+    rows = np.flatnonzero(lengths)
+    if rows.size:
+        latest[rows] = np.maximum.reduceat(rank[flat], starts[rows])
+    return flat, starts, latest
 
 
-def _greedy_offsets_neighbours(arrays: BufferArrays, order: np.ndarray, flat: np.ndarray,
-                               starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Placement using precomputed lists of earlier-placed, time-intersecting buffers."""
+def _greedy_offsets_waves(arrays: BufferArrays, order: np.ndarray, flat: np.ndarray,
+                          starts: np.ndarray, latest: np.ndarray,
+                          stop: Deadline | None = None) -> np.ndarray:
+    """TFLM's placement, a wave of buffers at a time.
+
+    A buffer's offset depends only on the time-intersecting buffers placed before it. So a run
+    of consecutive buffers in placement order of which none meets another in time (a wave)
+    can be placed at once: every walk of the wave is done together by segmented numpy
+    operations (sort by offset within each buffer's neighbours, running maximum of the ends,
+    first gap that fits). Waves are long when lifetimes are short against the whole
+    schedule, which is what makes tens of thousands of buffers cheap.
+    """
     n = len(arrays)
+    sizes = arrays.sizes
     result = np.zeros(n, dtype=np.int64)
-    ends = np.zeros(n, dtype=np.int64)
-    offsets_py = [0] * n
-    ends_py = [0] * n
-    sizes = arrays.sizes.tolist()
-    fixed = arrays.fixed.tolist()
-    given = arrays.offsets.tolist()
-    starts_py = starts.tolist()
-    lengths_py = lengths.tolist()
-    for i in order.tolist():
-        size, count = sizes[i], lengths_py[i]
-        if fixed[i]:
-            offset = given[i]
-        elif count == 0:
-            offset = 0
-        elif count <= _SMALL:
-            ids = flat[starts_py[i]:starts_py[i] + count].tolist()
-            offset = _place_small(size, sorted((offsets_py[j], ends_py[j]) for j in ids))
-        else:
-            ids = flat[starts_py[i]:starts_py[i] + count]
-            offs = result[ids]
-            by_offset = np.argsort(offs, kind="stable")
-            offset = _place(size, offs[by_offset], ends[ids][by_offset])
-        result[i] = offsets_py[i] = offset
-        ends[i] = ends_py[i] = offset + size
+    fixed = arrays.fixed[order]
+    result[order[fixed]] = arrays.offsets[order[fixed]]
+    waves = [0]
+    for p, last in enumerate(latest.tolist()):
+        if last >= waves[-1]:
+            waves.append(p)
+    waves.append(n)
+    span = int(sizes.sum()) + int(arrays.offsets.max(initial=0)) + 1  # > every end
+    for w, (p0, p1) in enumerate(zip(waves, waves[1:])):
+        if stop is not None and stop.passed(w):
+            raise _Stopped
+        a, b = int(starts[p0]), int(starts[p1])
+        members = order[p0:p1]
+        online = ~fixed[p0:p1]
+        if a == b:
+            continue  # no neighbours: every online member goes to offset 0
+        nb = flat[a:b]
+        seg = np.repeat(np.arange(p1 - p0), starts[p0 + 1:p1 + 1] - starts[p0:p1])
+        lift = seg * span
+        key = result[nb] + lift  # walks side by side: by segment, then by offset
+        by = np.argsort(key)
+        key, seg, lift = key[by], seg[by], lift[by]
+        offs = key - lift
+        ends = offs + sizes[nb[by]]
+        reach = np.maximum.accumulate(ends + lift) - lift
+        first_of_seg = np.empty(seg.shape, dtype=bool)
+        first_of_seg[0] = True
+        first_of_seg[1:] = seg[1:] != seg[:-1]
+        before = np.empty_like(reach)
+        before[0] = 0
+        before[1:] = reach[:-1]
+        before[first_of_seg] = 0  # candidate before a walk's first entry: offset 0
+        fits = offs - before >= sizes[members[seg]]
+        last_of_seg = np.empty(seg.shape, dtype=bool)
+        last_of_seg[-1] = True
+        last_of_seg[:-1] = first_of_seg[1:]
+        placed = np.zeros(p1 - p0, dtype=np.int64)
+        placed[seg[last_of_seg]] = reach[last_of_seg]  # no gap: above everything walked
+        hit = np.flatnonzero(fits)
+        if hit.size:
+            first_hit = hit[np.concatenate(([True], seg[hit][1:] != seg[hit][:-1]))]
+            placed[seg[first_hit]] = before[first_hit]
+        result[members[online]] = placed[online]
     return result
 
 
-def _place_small(size: int, entries: list[tuple[int, int]]) -> int:
-    """``_place`` for a short offset-sorted list of (offset, end) pairs."""
-    candidate = 0
-    for offset, end in entries:
-        if offset - candidate >= size:
-            return candidate
-        if end > candidate:
-            candidate = end
-    return candidate
-
-
-def _greedy_offsets_scan(arrays: BufferArrays, order: np.ndarray) -> np.ndarray:
+def _greedy_offsets_scan(arrays: BufferArrays, order: np.ndarray,
+                         stop: Deadline | None = None) -> np.ndarray:
     """Placement filtering all placed entries per buffer (for heavily overlapping lifetimes)."""
     n = len(arrays)
     result = np.zeros(n, dtype=np.int64)
@@ -193,6 +240,8 @@ def _greedy_offsets_scan(arrays: BufferArrays, order: np.ndarray) -> np.ndarray:
     fixed = arrays.fixed.tolist()
     given = arrays.offsets.tolist()
     for placed, i in enumerate(order.tolist()):
+        if stop is not None and stop.passed(placed):
+            raise _Stopped
         size, first, last = sizes[i], firsts[i], lasts[i]
         if fixed[i]:
             offset = given[i]
@@ -208,17 +257,31 @@ def _greedy_offsets_scan(arrays: BufferArrays, order: np.ndarray) -> np.ndarray:
     return result
 
 
-def first_fit_offsets(arrays: BufferArrays, order: np.ndarray) -> np.ndarray:
+@overload
+def first_fit_offsets(arrays: BufferArrays, order: np.ndarray) -> np.ndarray: ...
+
+
+@overload
+def first_fit_offsets(arrays: BufferArrays, order: np.ndarray,
+                      stop: Deadline | None) -> np.ndarray | None: ...
+
+
+def first_fit_offsets(arrays: BufferArrays, order: np.ndarray,
+                      stop: Deadline | None = None) -> np.ndarray | None:
     """TFLM's first-fit placement, but visiting buffers in ``order`` instead of TFLM's.
 
     Fixed buffers keep their offsets wherever they appear in ``order``. The optimizer uses
-    this to try other placement orders with exactly the greedy's gap rule.
+    this to try other placement orders with exactly the greedy's gap rule. With ``stop``,
+    None once its deadline passes.
     """
     order = np.asarray(order, dtype=np.int64)
-    neighbours = _placed_neighbours(arrays, order, _MAX_PAIRS)
-    if neighbours is None:
-        return _greedy_offsets_scan(arrays, order)
-    return _greedy_offsets_neighbours(arrays, order, *neighbours)
+    try:
+        rows = _rank_rows(arrays, order, _MAX_PAIRS)
+        if rows is None:
+            return _greedy_offsets_scan(arrays, order, stop)
+        return _greedy_offsets_waves(arrays, order, *rows, stop=stop)
+    except _Stopped:
+        return None
 
 
 def plan_greedy(buffers: Sequence[Buffer]) -> Plan:
@@ -369,6 +432,7 @@ def _reference_greedy_offsets(buffers: Sequence[Buffer]) -> list[int]:
 
 
 __all__ = [
+    "Deadline",
     "GREEDY_BYTES_PER_BUFFER",
     "GreedyPlanner",
     "first_fit_offsets",

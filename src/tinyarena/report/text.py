@@ -2,26 +2,54 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from tinyarena.arena.layout import ArenaLayout
+from tinyarena.arena.targets import get_target
 from tinyarena.planning import Buffer, Plan, render_memory_plan
+from tinyarena.planning.ascii import SHARED_MARK
+from tinyarena.report.explain import TIME_STEPS, ArenaExplanation, planner_text
+
+NAME_WIDTH = 40
 
 
 def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def render_size(layout: ArenaLayout, title: str = "") -> str:
+def _clip(text: str, width: int) -> str:
+    """Long TF names keep their end (the layer that made them), marked with a leading '~'."""
+    return text if len(text) <= width else "~" + text[-(width - 1):]
+
+
+def layout_header(layout: ArenaLayout, planned: str | None = None) -> str:
+    """What every number below depends on: target, ABI, kernel set, allocator, and what placed
+    the buffers (an offline plan is named as such)."""
+    profile = get_target(layout.target, layout.kernel_set)
+    return f"{profile.header(layout.allocator)} | {planned or planner_text(layout)}"
+
+
+def render_size(layout: ArenaLayout, title: str = "",
+                explanation: ArenaExplanation | None = None) -> str:
     """Totals first, then where the tail goes, in TFLM's recording categories."""
     lines = []
+    planned = explanation.planner_text if explanation else planner_text(layout)
     if title:
-        lines.append(f"{title}  [{layout.target}, {layout.allocator} allocator, "
-                     f"{layout.planner} planner]")
+        lines.append(title)
+    lines.append(layout_header(layout, planned))
     lines.append(f"arena used      {_n(layout.total):>12} bytes  (head {_n(layout.head)} + tail "
                  f"{_n(layout.tail)})")
     lines.append(f"minimum arena   {_n(layout.min_arena):>12} bytes")
-    if layout.overlap_free_arena > layout.min_arena:
-        lines.append(f"overlap-free    {_n(layout.overlap_free_arena):>12} bytes  (keeps kernels' "
-                     f"Prepare allocations clear of their temp tensors)")
+    if layout.arena_size < layout.min_arena:
+        lines.append(f"warning: the {_n(layout.arena_size)}-byte arena passes TFLM's checks but "
+                     f"is below the safe minimum; declare {_n(layout.min_arena)} bytes")
+    if layout.min_arena_note:
+        lines.extend(textwrap.wrap(f"({layout.min_arena_note})", width=96,
+                                   initial_indent=" " * 16, subsequent_indent=" " * 17))
+    lines.extend(_declare(layout))
+    if explanation is not None:
+        lines.append(f"head: {explanation.peak_text()}")
+        lines.append(f"head: {explanation.bound_text()}")
     rows = [(name, c.used, c.requested, c.count) for name, c in layout.categories.items()]
     itemised = sum(used for _, used, _, _ in rows)
     rows.append(("not itemised (allocator objects, params, ...)", layout.tail - itemised, 0, 0))
@@ -32,18 +60,101 @@ def render_size(layout: ArenaLayout, title: str = "") -> str:
         req = _n(requested) if requested else "-"
         cnt = _n(count) if count else "-"
         lines.append(f"{name:<{width}}  {_n(used):>10}  {req:>10}  {cnt:>6}")
+    if explanation is not None:
+        lines.append("")
+        lines.extend(render_tail_by_operator(explanation))
     return "\n".join(lines)
 
 
-def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = False) -> str:
-    """The head's memory plan: one row per planned buffer, optionally TFLM's ASCII picture."""
+def _declare(layout: ArenaLayout) -> list[str]:
+    """Which number goes in the firmware, and why: users otherwise copy arena_used_bytes()."""
+    extra = layout.min_arena - layout.total
+    why = (f"min_arena, not arena used: AllocateTensors needs {_n(extra)} bytes more while it "
+           f"runs, so {_n(layout.total)} bytes is not enough"
+           if extra > 0 else "min_arena (here equal to the arena used)")
+    pad = " " * 16
+    return [f"declare         alignas(16) uint8_t tensor_arena[{layout.min_arena}];",
+            f"{pad}{why};",
+            f"{pad}alignas(16): TFLM aligns the arena's start up to 16, so a less aligned "
+            f"buffer of this size fails"]
+
+
+def render_tail_by_operator(explanation: ArenaExplanation) -> list[str]:
+    """One row per operator that made tail allocations; the model-wide rest last."""
+    lines = [f"{'tail by operator':<34} {'OpData':>8} {'persist':>8} {'params':>7} "
+             f"{'scratch':>7} {'variable':>8} {'total':>8}"]
+    for o in explanation.tail_by_operator:
+        op = f"{o.index} {o.type}" + (f" (subgraph {o.subgraph})" if o.subgraph else "")
+        lines.append(f"{_clip(op, 34):<34} {_n(o.op_data):>8} {_n(o.persistent_buffers):>8} "
+                     f"{_n(o.builtin_data):>7} {_n(o.scratch_handles):>7} "
+                     f"{_n(o.variable_state):>8} {_n(o.total):>8}")
+    lines.append(f"{'model-wide (tensors, nodes, IO)':<34} {'':>8} {'':>8} {'':>7} {'':>7} "
+                 f"{'':>8} {_n(explanation.model_wide_tail):>8}")
+    return lines
+
+
+def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = False,
+                explanation: ArenaExplanation | None = None) -> str:
+    """The head's memory plan: the peak and bound in words, one row per planned buffer (names,
+    shapes, ops; '*' marks the peak's buffers), optionally TFLM's ASCII picture."""
+    if explanation is None:
+        return _render_plan_bare(layout, title, ascii_picture)
+    e = explanation
     lines = []
     if title:
         lines.append(title)
-    share = (f" ({100 * layout.lower_bound / layout.head:.0f}% of the head)"
-             if layout.head else "")
-    lines.append(f"head {_n(layout.head)} bytes, {layout.planner} planner; lower bound "
-                 f"{_n(layout.lower_bound)} bytes{share}; {len(layout.buffers)} buffers")
+    lines.append(layout_header(layout, e.planner_text))
+    lines.append(f"head {_n(layout.head)} bytes; {len(layout.buffers)} buffers")
+    lines.append(e.bound_text())
+    lines.append(e.peak_text())
+    lines.append(f"time steps: {TIME_STEPS}")
+    peak = set(e.peak.buffers) if e.peak else set()
+    lines.append("")
+    lines.append(f"  {'#':>4} {'kind':<7} {'index':>5} {'name':<{NAME_WIDTH}} {'shape':<16} "
+                 f"{'dtype':<7} {'size':>10} {'offset':>10} {'first':>5} {'last':>5}  ops")
+    for info in e.buffers:
+        mark = "*" if info.position in peak else " "
+        flag = "  (offline)" if info.offline else ""
+        lines.append(f"{mark} {info.position:>4} {info.kind:<7} {info.index:>5} "
+                     f"{_clip(info.name, NAME_WIDTH):<{NAME_WIDTH}} "
+                     f"{_clip(info.shape_text(), 16):<16} {info.dtype:<7} {_n(info.size):>10} "
+                     f"{_n(info.offset):>10} {info.first:>5} {info.last:>5}  "
+                     f"{info.ops_text()}{flag}")
+    if peak:
+        lines.append("* live at the peak step")
+    shared = e.rules.shared
+    if shared:
+        lines.append("")
+        for s in shared:
+            a, b = e.buffers[s.a], e.buffers[s.b]
+            what = "COLLISION" if not s.intended else f"shared on purpose ({s.reason})"
+            lines.append(f"buffers {s.a} and {s.b} ({_clip(a.name, 30)!r}, "
+                         f"{_clip(b.name, 30)!r}) share bytes: {what}")
+    if ascii_picture:
+        intended = {(min(s.a, s.b), max(s.a, s.b)) for s in shared if s.intended}
+        lines.append("")
+        lines.append(f"TFLM's PrintMemoryPlan picture: ids are the '#' column (0-9, a-z, A-Z, "
+                     f"then again), '*' a one-step buffer, '!' a collision"
+                     + (f", '{SHARED_MARK}' bytes shared on purpose" if intended else ""))
+        lines.append(render_memory_plan(_plan_of(layout),
+                                        (lambda i, j: (i, j) in intended) if intended else None
+                                        ).rstrip("\n"))
+    return "\n".join(lines)
+
+
+def _plan_of(layout: ArenaLayout) -> Plan:
+    return Plan(tuple(b.offset for b in layout.buffers),
+                tuple(Buffer(b.size, b.first, b.last) for b in layout.buffers))
+
+
+def _render_plan_bare(layout: ArenaLayout, title: str, ascii_picture: bool) -> str:
+    """Without the model at hand: indices only, and the no-overlap bound named as such."""
+    lines = []
+    if title:
+        lines.append(title)
+    lines.append(layout_header(layout))
+    lines.append(f"head {_n(layout.head)} bytes; lower bound {_n(layout.lower_bound)} bytes for "
+                 f"plans where no two live buffers share a byte; {len(layout.buffers)} buffers")
     lines.append("")
     lines.append(f"{'kind':<8} {'subgraph':>8} {'index':>6} {'size':>10} {'offset':>10} "
                  f"{'first':>6} {'last':>6}")
@@ -52,11 +163,9 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
                      f"{_n(b.offset):>10} {b.first:>6} {b.last:>6}"
                      + ("  (offline)" if b.offline else ""))
     if ascii_picture:
-        plan = Plan(tuple(b.offset for b in layout.buffers),
-                    tuple(Buffer(b.size, b.first, b.last) for b in layout.buffers))
         lines.append("")
-        lines.append(render_memory_plan(plan).rstrip("\n"))
+        lines.append(render_memory_plan(_plan_of(layout)).rstrip("\n"))
     return "\n".join(lines)
 
 
-__all__ = ["render_plan", "render_size"]
+__all__ = ["render_plan", "render_size", "render_tail_by_operator"]

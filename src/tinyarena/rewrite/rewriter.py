@@ -9,6 +9,7 @@ so reading the result back gives the same model apart from the edits.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -94,17 +95,21 @@ class SubgraphReplacement:
     outputs: tuple[int, ...]
 
 
-def set_metadata(data: bytes, name: str, payload: bytes) -> bytes:
+# Every public function here takes the model as a path, bytes or a Model.
+ModelInput = bytes | bytearray | memoryview | str | os.PathLike[str] | Model
+
+
+def set_metadata(data: ModelInput, name: str, payload: bytes) -> bytes:
     """``data`` with metadata entry ``name`` added (or its bytes replaced) as ``payload``."""
     return rewrite_model(data, metadata={name: payload})
 
 
-def reorder_operators(data: bytes, subgraph: int, order: Sequence[int]) -> bytes:
+def reorder_operators(data: ModelInput, subgraph: int, order: Sequence[int]) -> bytes:
     """``data`` with subgraph ``subgraph``'s operators run in ``order`` (old indices)."""
     return rewrite_model(data, operator_order={subgraph: order})
 
 
-def replace_subgraph(data: bytes, subgraph: int, replacement: SubgraphReplacement) -> bytes:
+def replace_subgraph(data: ModelInput, subgraph: int, replacement: SubgraphReplacement) -> bytes:
     return rewrite_model(data, subgraph_replacements={subgraph: replacement})
 
 
@@ -160,7 +165,7 @@ def _op_tuples(model: Model, sg: int) -> list[tuple[str, tuple[int, ...], tuple[
 
 # -- the rewrite ---------------------------------------------------------------------------
 
-def rewrite_model(data: bytes | memoryview, *, metadata: Mapping[str, bytes | int] | None = None,
+def rewrite_model(data: ModelInput, *, metadata: Mapping[str, bytes | int] | None = None,
                   operator_order: Mapping[int, Sequence[int]] | None = None,
                   subgraph_replacements: Mapping[int, SubgraphReplacement] | None = None
                   ) -> bytes:
@@ -171,7 +176,9 @@ def rewrite_model(data: bytes | memoryview, *, metadata: Mapping[str, bytes | in
     operator_order: subgraph -> new order of its old operator indices.
     subgraph_replacements: subgraph -> SubgraphReplacement.
     """
-    original = bytes(data)
+    # A path or a Model is read (a Model keeps its file's bytes); bytes are used as they are.
+    original = (bytes(read_model(data).raw) if isinstance(data, (str, os.PathLike, Model))
+                else bytes(data))
     metadata = dict(metadata or {})
     operator_order = {int(k): list(v) for k, v in (operator_order or {}).items()}
     replacements = dict(subgraph_replacements or {})

@@ -8,10 +8,41 @@ from tinyarena.arena.targets import PROFILES, get_target
 from tinyarena.errors import UnsupportedOpError
 
 
+CORES = {"cortex-m0": "plain", "cortex-m0plus": "plain", "cortex-m3": "plain",
+         "cortex-m4": "dsp", "cortex-m7": "dsp", "cortex-m33": "dsp",
+         "cortex-m55": "mve", "cortex-m85": "mve"}
+
+
 def test_profiles_named_in_the_issue() -> None:
-    assert set(PROFILES) == {"host-x64", "arm32", "arm32-short-enums"}
+    assert set(PROFILES) == {"host-x64", "arm32", "arm32-short-enums", *CORES}
     assert get_target("arm32") is PROFILES["arm32"]
     assert get_target(PROFILES["arm32"]) is PROFILES["arm32"]
+
+
+@pytest.mark.parametrize("core,isa", sorted(CORES.items()))
+def test_cortex_targets(core: str, isa: str) -> None:
+    """Issue 9: each core = arm-none-eabi-gcc's layout (short enums, as the device build's
+    Tag_ABI_enum_size says) + CMSIS-NN by default + the production allocator."""
+    profile = get_target(core)
+    assert (profile.kernel_set, profile.cmsis_nn_isa, profile.default_allocator) == (
+        "cmsis-nn", isa, "production")
+    assert profile.sizeof("TfLiteTensor") == 32 and profile.short_enums
+    reference = get_target(core, "reference")
+    assert reference.kernel_set == "reference" and reference.name == core
+    for struct in ("TfLiteTensor", "OpDataConv", "TfLiteFullyConnectedParams"):
+        assert reference.sizeof(struct) == PROFILES["arm32-short-enums"].sizeof(struct)
+    header = profile.header()
+    for part in (core, "short enums", "cmsis-nn", "production", "90b983c2"):
+        assert part in header
+
+
+def test_kernel_set_errors() -> None:
+    for name in ("host-x64", "arm32", "arm32-short-enums"):
+        assert get_target(name).kernel_set == "reference"
+        with pytest.raises(UnsupportedOpError, match="cortex-m"):
+            get_target(name, "cmsis-nn")
+    with pytest.raises(UnsupportedOpError, match="kernel set"):
+        get_target("cortex-m4", "xtensa")
 
 
 def test_unknown_target_and_struct_raise() -> None:

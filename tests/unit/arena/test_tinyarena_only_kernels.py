@@ -37,7 +37,7 @@ def test_the_interpreter_still_runs_it() -> None:
     ip = Interpreter(_conv3d_model())
     ip.allocate_tensors()
     x = np.arange(96, dtype=np.float32).reshape(1, 3, 4, 4, 2)
-    ip.set_input(0, x)
+    ip.set_input(x, 0)
     ip.invoke()
     # A 1x1x1 all-ones filter sums the two input channels into each of the three outputs.
     expected = np.repeat(x.sum(axis=-1, keepdims=True), 3, axis=-1)

@@ -51,7 +51,7 @@ def test_builder_model_agrees_in_wheel_and_tinyarena(name: str) -> None:
     except UnsupportedOpError as exc:
         pytest.skip(f"tinyarena has no kernel yet: {exc}")
     for i, value in enumerate(case.inputs):
-        interpreter.set_input(i, value)
+        interpreter.set_input(value, i)
     interpreter.invoke()
     ours = [interpreter.get_output(i) for i in range(len(interpreter.get_output_details()))]
     _assert_same_outputs([np.asarray(o) for o in ours], tflm_run(case.model, case.inputs))

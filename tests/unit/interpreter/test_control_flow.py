@@ -20,7 +20,7 @@ def _ours(model: bytes, feeds: Sequence[Sequence[np.ndarray]]) -> list[list[np.n
     results = []
     for inputs in feeds:
         for i, x in enumerate(inputs):
-            ip.set_input(i, x)
+            ip.set_input(x, i)
         ip.invoke()
         results.append([ip.get_output(i) for i in range(ip.outputs_size())])
     return results
@@ -103,10 +103,10 @@ def test_reset_restores_resource_variables_like_tflm() -> None:
     ip = tinyarena.Interpreter(model)
     ip.allocate_tensors()
     for _ in range(2):
-        ip.set_input(0, x)
+        ip.set_input(x, 0)
         ip.invoke()
     ip.reset()
-    ip.set_input(0, x)
+    ip.set_input(x, 0)
     ip.invoke()
     assert np.array_equal(ip.get_output(0), want)
 

@@ -63,7 +63,7 @@ def test_results_and_io_api() -> None:
     ip = _ready(two_input_add(), arena_size=4096)
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     b = np.full((2, 3), 0.5, dtype=np.float32)
-    ip.set_input(0, a)
+    ip.set_input(a, 0)
     ip.set_tensor(ip.get_input_details()[1]["index"], b)
     ip.invoke()
     assert np.array_equal(ip.get_output(0), (a + b) * a)
@@ -105,8 +105,8 @@ def test_caller_buffer_is_aligned_like_tflm_and_used_in_place() -> None:
     assert _address(ip.arena) == _address(misaligned) + pad
     assert ip.arena.nbytes == 4096 - pad  # MicroAllocator::Create keeps the end
     a = np.ones((2, 3), np.float32)
-    ip.set_input(0, a)
-    ip.set_input(1, a)
+    ip.set_input(a, 0)
+    ip.set_input(a, 1)
     ip.invoke()
     assert np.shares_memory(ip.output(0), backing)
     assert np.array_equal(ip.get_output(0), np.full((2, 3), 2.0, np.float32))
@@ -115,8 +115,8 @@ def test_caller_buffer_is_aligned_like_tflm_and_used_in_place() -> None:
 def test_bytearray_arena() -> None:
     arena = bytearray(4096)
     ip = _ready(two_input_add(), arena=arena)
-    ip.set_input(0, np.ones((2, 3), np.float32))
-    ip.set_input(1, np.ones((2, 3), np.float32))
+    ip.set_input(np.ones((2, 3), np.float32), 0)
+    ip.set_input(np.ones((2, 3), np.float32), 1)
     ip.invoke()
     assert np.array_equal(ip.get_output(0), np.full((2, 3), 2.0, np.float32))
     assert any(arena)  # the data went into the caller's buffer
@@ -135,14 +135,14 @@ def test_errors() -> None:
     with pytest.raises(InterpreterError, match="allocate_tensors"):
         ip.invoke()
     with pytest.raises(InterpreterError, match="allocate_tensors"):
-        ip.set_input(0, np.zeros((2, 3), np.float32))
+        ip.set_input(np.zeros((2, 3), np.float32), 0)
     ip.allocate_tensors()
     with pytest.raises(InterpreterError, match=r"shape \(2, 3\)"):
-        ip.set_input(0, np.zeros((3, 2), np.float32))
+        ip.set_input(np.zeros((3, 2), np.float32), 0)
     with pytest.raises(InterpreterError, match="float32, got float64"):
-        ip.set_input(0, np.zeros((2, 3)))
+        ip.set_input(np.zeros((2, 3)), 0)
     with pytest.raises(InterpreterError, match="out of range"):
-        ip.set_input(2, np.zeros((2, 3), np.float32))
+        ip.set_input(np.zeros((2, 3), np.float32), 2)
     with pytest.raises(InterpreterError, match="out of range"):
         ip.get_output(1)
     with pytest.raises(InterpreterError, match="not both"):
@@ -166,7 +166,7 @@ def test_arena_too_small_names_what_is_needed() -> None:
 def test_get_tensor_refuses_tensors_overwritten_during_invoke() -> None:
     ip = _ready(float_chain(6), arena_size=8192)
     x = np.zeros((1, 32), np.float32)
-    ip.set_input(0, x)
+    ip.set_input(x, 0)
     ip.invoke()
     sg = ip.model.subgraphs[0]
     y = ip.get_tensor(sg.outputs[0])

@@ -20,8 +20,8 @@ def test_explicit_resolver_runs_the_model() -> None:
     ip = tinyarena.Interpreter(two_input_add(), arena_size=4096, resolver=resolver)
     ip.allocate_tensors()
     one = np.ones((2, 3), np.float32)
-    ip.set_input(0, one)
-    ip.set_input(1, one)
+    ip.set_input(one, 0)
+    ip.set_input(one, 1)
     ip.invoke()
     assert np.array_equal(ip.get_output(0), 2 * one)
 
@@ -80,7 +80,7 @@ def test_custom_op_registered_from_python() -> None:
     ip = tinyarena.Interpreter(model, arena_size=4096, resolver=resolver)
     ip.allocate_tensors()
     x = np.array([0.0, 1.0, -2.0, 0.5], np.float32)
-    ip.set_input(0, x)
+    ip.set_input(x, 0)
     ip.invoke()
     assert np.array_equal(ip.get_output(0), x * 3 + 1)
     # The workspace is outside the arena and reported on its own.

@@ -1,0 +1,131 @@
+"""``tinyarena export``: C++ sources a TFLM firmware project compiles as they are.
+
+Registered in ``cli.COMMANDS`` through ``add_export_parser``. The per-model work
+(``export_record``) is a module-level function returning plain data, so a batch runs in a
+process pool and gives the same records as one model at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from typing import Any
+
+from tinyarena.cli_common import (
+    add_batch_arguments,
+    add_target_argument,
+    error_object,
+    report_error,
+    expand_models,
+    is_single,
+    oserror_message,
+    run_batch,
+    size_argument,
+    write_csv,
+)
+from tinyarena.errors import TinyArenaError
+
+CSV_COLUMNS = ("model", "name", "header", "source", "target", "model_bytes", "min_arena",
+               "margin", "arena_size", "op_count", "ops", "error")
+
+
+def export_record(model: str, *, target: str, output: str, name: str | None,
+                  margin: int, kernels: str | None = None) -> dict[str, Any]:
+    """Export one model into ``output``; its result (or its error) as a JSON-ready dict."""
+    from tinyarena.arena.targets import get_target
+    from tinyarena.export import export_model
+
+    try:
+        sources = export_model(model, target=get_target(target, kernels), name=name,
+                               margin=margin)
+        header, source = sources.write(output)
+    except TinyArenaError as exc:
+        return {"model": model, **error_object(exc)}
+    except OSError as exc:
+        return {"model": model, "error": {"type": "OSError", "message": oserror_message(exc)}}
+    return {"model": model, **sources.to_dict(), "header": str(header), "source": str(source)}
+
+
+def run_export(args: argparse.Namespace) -> int:
+    models = expand_models(args.model)
+    if not models:
+        report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
+        return 1
+    if args.name is not None and len(models) > 1:
+        report_error(args, "UsageError",
+                     "--name names one model; with several, each is named after its file")
+        return 2
+    clash = _duplicate_names(models) if args.name is None else None
+    if clash is not None:
+        report_error(args, "BuildError", clash)
+        return 1
+    job = functools.partial(export_record, target=args.target, kernels=getattr(args, "kernels", None),
+                            output=args.output,
+                            name=args.name, margin=args.margin)
+    records = run_batch(job, models, args.jobs, desc="export")
+    if args.csv:
+        write_csv(args.csv, [_csv_row(r) for r in records], CSV_COLUMNS)
+    if args.json:
+        print(json.dumps(records[0] if is_single(args.model) else records,
+                         indent=2))
+    else:
+        for r in records:
+            if "error" in r:
+                print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
+            else:
+                print(f"{r['model']}: wrote {r['header']} and {r['source']}  "
+                      f"(kTensorArenaSize {r['arena_size']:,} = min_arena {r['min_arena']:,} "
+                      f"+ margin {r['margin']:,}; MicroMutableOpResolver<{r['op_count']}>; "
+                      f"target {r['target']})")
+    return 1 if any("error" in r for r in records) else 0
+
+
+def _duplicate_names(models: list[str]) -> str | None:
+    """Two models whose file stems give the same name would write the same files."""
+    from pathlib import Path
+
+    from tinyarena.export import c_name
+
+    seen: dict[str, str] = {}
+    for model in models:
+        name = c_name(Path(model).stem)
+        if name in seen:
+            return (f"{seen[name]} and {model} would both be exported as {name}.h/.cc; "
+                    f"export them one at a time with --name")
+        seen[name] = model
+    return None
+
+
+def _csv_row(record: dict[str, Any]) -> dict[str, Any]:
+    row = dict(record)
+    if "error" in row:
+        row["error"] = row["error"]["message"]
+    if "ops" in row:
+        row["ops"] = " ".join(row["ops"])
+    return row
+
+
+def add_export_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "export", help="C++ sources for a TFLM firmware: model array, arena size, op resolver",
+        description="Write NAME.h and NAME.cc for each MODEL: the model as a 16-byte aligned "
+                    "const unsigned char array g_model (with g_model_len), kTensorArenaSize "
+                    "(the minimum working arena for --target, plus --margin) and "
+                    "RegisterOps(), which adds exactly the model's operators to a "
+                    "tflite::MicroMutableOpResolver<kOpCount>. Everything lives in namespace "
+                    "NAME. The output depends only on the model, target, name and margin.")
+    add_batch_arguments(p)
+    add_target_argument(p)
+    p.add_argument("-o", "--output", default=".", metavar="DIR",
+                   help="folder for the sources (made if missing; default: the current one)")
+    p.add_argument("--name", default=None,
+                   help="C++ namespace and file stem (default: the model file's stem)")
+    p.add_argument("--margin", type=size_argument, default=0, metavar="BYTES",
+                   help="bytes added to the minimum arena (96, 1K, 0x400; default 0)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=run_export)
+
+
+__all__ = ["CSV_COLUMNS", "add_export_parser", "export_record", "run_export"]

@@ -1,0 +1,63 @@
+"""``tinyarena size --split`` and ``tinyarena size A B --shared-arena``: TFLM's two-arena
+constructor and several models in one arena. Called from ``cli._run_size``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tinyarena.cli_common import target_from_args
+from tinyarena.errors import PlanError
+
+
+def add_layout_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--split", action="store_true",
+                   help="two arenas (MicroAllocator::Create with a persistent and a "
+                        "non-persistent arena): used and minimum size of each")
+    p.add_argument("--shared-arena", action="store_true",
+                   help="the models allocated in turn from one MicroAllocator over one arena, "
+                        "in the order given (the order matters)")
+
+
+def wants_layouts(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "split", False) or getattr(args, "shared_arena", False))
+
+
+def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
+    from tinyarena.arena.multi import allocate_shared, allocate_split
+    from tinyarena.model import read_model
+
+    if args.split and args.shared_arena:
+        raise PlanError("choose --split or --shared-arena, not both")
+    if args.split:
+        if len(models) != 1:
+            raise PlanError("--split sizes one model; give exactly one .tflite file")
+        if args.arena_size is not None:
+            raise PlanError("--arena-size checks one arena; --split reports the minimum of "
+                            "each of the two arenas instead")
+        s = allocate_split(read_model(models[0]), target=target_from_args(args))
+        data: dict[str, Any] = {"model": models[0], **s.to_dict()}
+        text = (f"{models[0]}  [{s.target}, two arenas, production allocator, greedy planner]\n"
+                f"persistent arena      used {s.persistent_used:>10}  minimum "
+                f"{s.persistent_min:>10} bytes\n"
+                f"non-persistent arena  used {s.non_persistent_used:>10}  minimum "
+                f"{s.non_persistent_min:>10} bytes  (Prepare's temp tensors and the "
+                f"planner's working area live here before the plan)")
+    else:
+        shared = allocate_shared([read_model(m) for m in models], target=target_from_args(args),
+                                 arena_size=args.arena_size)
+        data = {"models": models, **shared.to_dict(models)}
+        rows = [f"  {i + 1}. {name}: its plan {m.own_head}, its tail {m.own_tail} bytes; "
+                f"shared head {m.head}, tail {m.tail} after its AllocateTensors"
+                for i, (name, m) in enumerate(zip(models, shared.models))]
+        text = "\n".join(
+            [f"shared arena  [{shared.target}, one MicroAllocator, models allocated in this "
+             f"order]", *rows,
+             f"used {shared.used} bytes (head {shared.head} + tail {shared.tail}), minimum "
+             f"arena {shared.min_arena} bytes"])
+    print(json.dumps(data, indent=2) if args.json else text)
+    return 0
+
+
+__all__ = ["add_layout_arguments", "run_layouts", "wants_layouts"]

@@ -1,0 +1,92 @@
+"""``tinyarena report MODEL [--target T ...] -o report.html``: the arena explained on one page.
+
+Registered with one line in ``cli.COMMANDS``; the rendering is ``tinyarena.report.html``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+
+def _budget(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
+    return value
+
+
+def add_report_parser(sub: Any) -> None:
+    from tinyarena.arena.targets import PROFILES
+
+    p = sub.add_parser("report", help="one self-contained HTML page explaining the arena",
+                       description="Write an HTML page (no network, no scripts) with the memory "
+                                   "plan as a picture, the peak named and explained, the "
+                                   "arena's composition, one column per --target, and what "
+                                   "`tinyarena optimize` would save.")
+    p.add_argument("model", help="a .tflite file")
+    p.add_argument("--target", action="append", choices=tuple(PROFILES), default=None,
+                   help="a TFLM build to size for (repeat for several, shown side by side; "
+                        "default host-x64, the pip wheel)")
+    p.add_argument("-o", "--output", required=True, help="where to write the HTML file")
+    p.add_argument("--optimized", metavar="FILE", default=None,
+                   help="an optimized model (from `tinyarena optimize`) to compare with; "
+                        "default: compute one")
+    p.add_argument("--no-optimize", action="store_true",
+                   help="leave out the optimizer's before/after")
+    p.add_argument("--time-budget", type=_budget, default=1.0, metavar="SECONDS",
+                   help="time for the optimizer's placement search (default 1)")
+    p.set_defaults(handler=run_report)
+
+
+def _optimize_view(args: argparse.Namespace, model: Any, target: str) -> Any:
+    from tinyarena.arena import allocate_model
+    from tinyarena.model import read_model
+    from tinyarena.model.metadata import offline_offsets, without_offline_plan
+    from tinyarena.optimize import optimize_model
+    from tinyarena.report.explain import explain_arena
+    from tinyarena.report.html import OptimizeView
+
+    base = without_offline_plan(model)
+    before = explain_arena(base, allocate_model(base, target=target))
+    if args.optimized is not None:
+        after_model = read_model(args.optimized)
+        source = f"the optimized model {args.optimized}"
+        notes: tuple[str, ...] = ()
+    elif offline_offsets(model) is not None:
+        after_model = model
+        source = "the model's own offline plan, against TFLM's greedy plan without it"
+        notes = ()
+    else:
+        result = optimize_model(args.model, target=target, time_budget_s=args.time_budget)
+        after_model = read_model(result.model)
+        source = (f"computed with tinyarena.optimize (overlap {result.overlap}, kernel set "
+                  f"{result.kernel_set}, {args.time_budget:g} s)")
+        notes = result.notes
+    after = explain_arena(after_model, allocate_model(after_model, target=target))
+    return OptimizeView(before, after, source, notes)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from tinyarena.arena import allocate_model
+    from tinyarena.model import read_model
+    from tinyarena.report.explain import explain_arena
+    from tinyarena.report.html import render_report
+
+    model = read_model(args.model)
+    targets = list(dict.fromkeys(args.target or ["host-x64"]))
+    explanations = [explain_arena(model, allocate_model(model, target=t)) for t in targets]
+    view = None if args.no_optimize else _optimize_view(args, model, targets[0])
+    page = render_report(Path(args.model).name, explanations, view)
+    Path(args.output).write_text(page, encoding="utf-8")
+    print(f"wrote {args.output}: {len(targets)} target(s), "
+          f"{sum(len(e.buffers) for e in explanations)} planned buffers drawn")
+    return 0
+
+
+__all__ = ["add_report_parser", "run_report"]

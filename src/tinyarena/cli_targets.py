@@ -1,0 +1,66 @@
+"""``tinyarena targets``: the TFLM builds ``--target`` names, with what each number assumes.
+
+Registered in ``cli.COMMANDS`` through ``add_targets_parser``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def _rows() -> list[dict[str, Any]]:
+    from tinyarena.arena.targets import PROFILES
+
+    return [{
+        "name": p.name,
+        "core": p.core,
+        "abi": p.abi,
+        "kernels": p.kernel_set,
+        "cmsis_nn_isa": p.cmsis_nn_isa,
+        "allocator": p.default_allocator,
+        "tflm": p.tflm_commit,
+        "description": p.description,
+    } for p in PROFILES.values()]
+
+
+def _kernels(row: dict[str, Any]) -> str:
+    from tinyarena.arena.targets import ISA_NAMES
+
+    isa = row["cmsis_nn_isa"]
+    if row["kernels"] == "cmsis-nn" and isa is not None:
+        return f"cmsis-nn ({ISA_NAMES[isa]})"
+    return str(row["kernels"])
+
+
+def _render(rows: list[dict[str, Any]]) -> str:
+    table = [("target", "default kernels", "allocator", "TFLM", "ABI")]
+    table += [(r["name"], _kernels(r), r["allocator"], r["tflm"], r["abi"]) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4]
+             for row in table]
+    lines.append("")
+    lines.append("--kernels reference|cmsis-nn overrides a target's default kernel set; "
+                 "cmsis-nn needs a cortex-m* target.")
+    lines.append("cortex-m* default to CMSIS-NN, which most Cortex-M deployments link; "
+                 "CMSIS-NN's code path (plain C, DSP, MVE) follows the core.")
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    rows = _rows()
+    print(json.dumps({"targets": rows}, indent=2) if args.json else _render(rows))
+    return 0
+
+
+def add_targets_parser(sub: Any) -> None:
+    p = sub.add_parser("targets", help="the TFLM builds --target names",
+                       description="List the targets tinyarena sizes for: ABI (struct layout), "
+                                   "default kernel set and CMSIS-NN code path, allocator and "
+                                   "TFLM version.")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_run)
+
+
+__all__ = ["add_targets_parser"]

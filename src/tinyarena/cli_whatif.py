@@ -1,0 +1,76 @@
+"""``tinyarena whatif MODEL``: what keeping tensors outside the arena would save (TFLM RFC 001,
+"Pre-allocated tensors"), computed exactly by re-planning; registered in ``cli.COMMANDS``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tinyarena.cli_common import add_target_argument, target_from_args
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _render(w: Any, title: str, names: dict[int, str]) -> str:
+    lines = [f"{title}  [{w.target}, greedy planner]",
+             f"arena used {w.total} bytes (head {w.head} + tail {w.tail})",
+             f"peak: steps {', '.join(map(str, w.peak_steps)) or '-'}; tensors forming it: "
+             + (", ".join(f"{t} {names[t]!r}" for t in w.peak_tensors) or "-"),
+             "",
+             f"{'rank':>4}  {'tensor':>6}  {'saving':>9}  {'memcpy':>9}  {'bytes':>9}  "
+             f"{'roles':<18} name"]
+    for rank, c in enumerate(w.candidates, 1):
+        lines.append(f"{rank:>4}  {c.tensor:>6}  {c.saving_bytes:>9}  {c.memcpy_bytes:>9}  "
+                     f"{c.nbytes:>9}  {','.join(c.roles):<18} {c.name}")
+    lines.append("")
+    lines.append("saving = arena bytes (head + tail) no longer needed when the tensor's data is "
+                 "the application's buffer; memcpy = bytes a sensor or consumer no longer copies "
+                 "per inference")
+    for label, s in (("best pair", w.best_pair), (f"best {w.max_external}", w.best_set)):
+        if s is not None:
+            how = "every set tried" if s.exact else "chosen greedily"
+            lines.append(f"{label:<10} tensors {list(s.tensors)}: saves {s.saving_bytes} bytes, "
+                         f"{s.memcpy_bytes} memcpy bytes ({how})")
+    return "\n".join(lines)
+
+
+def _run_whatif(args: argparse.Namespace) -> int:
+    from tinyarena.arena.whatif import analyse_preallocation
+    from tinyarena.model import read_model
+
+    model = read_model(args.model)
+    w = analyse_preallocation(model, target=target_from_args(args),
+                              max_external=args.max_external)
+    if args.json:
+        print(json.dumps({"model": args.model, **w.to_dict()}, indent=2))
+    else:
+        names = {t.index: t.name for t in model.subgraphs[0].tensors}
+        print(_render(w, args.model, names))
+    return 0
+
+
+def add_whatif_parser(sub: Any) -> None:
+    p = sub.add_parser("whatif", help="arena bytes saved by keeping tensors outside the arena",
+                       description="For each graph input and output, each variable and each "
+                                   "tensor live at the plan's peak: the arena bytes saved if "
+                                   "the application pre-allocated it (TFLM RFC 001), the memcpy "
+                                   "bytes saved per inference, a ranking, the best pair and "
+                                   "the best set of --max-external buffers.")
+    p.add_argument("model", help="a .tflite file")
+    add_target_argument(p)
+    p.add_argument("--max-external", type=_positive, default=2, metavar="N",
+                   help="how many external buffers the best set may use (default 2)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_run_whatif)
+
+
+__all__ = ["add_whatif_parser"]

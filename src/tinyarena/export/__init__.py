@@ -1,0 +1,323 @@
+"""C++ sources a TFLM firmware project compiles as they are: the model, its arena, its ops.
+
+What a TFLM user otherwise does by hand (``xxd -i``, a guessed ``kTensorArenaSize``, a
+hand-written ``MicroMutableOpResolver<N>``) is generated from one model and one target:
+
+- ``g_model``: the .tflite bytes, unchanged (an OfflineMemoryAllocation plan written by
+  ``tinyarena optimize`` travels inside them), ``alignas(16)`` because ``tflite::GetModel``
+  reads the flatbuffer in place and its tables hold 8- and 16-byte aligned buffers;
+- ``kTensorArenaSize``: the smallest arena in which TFLM's AllocateTensors succeeds for that
+  target (``ArenaLayout.min_arena``), plus a margin: not ``arena_used_bytes()``, which is
+  smaller than what AllocateTensors needs on many small models;
+- ``RegisterOps``: one ``Add...()`` call per distinct operator, on a
+  ``MicroMutableOpResolver<kOpCount>`` with ``kOpCount`` exactly that number.
+
+The output depends only on the model bytes, the target, the name and the margin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from tinyarena._version import EMULATED_TFLM, __version__
+from tinyarena.arena.allocator import Resolver, allocate_model
+from tinyarena.arena.targets import TargetProfile, get_target
+from tinyarena.errors import BuildError, UnsupportedOpError
+from tinyarena.export.resolver_methods import BUILTIN_METHODS, CUSTOM_METHODS
+from tinyarena.model import read_model
+from tinyarena.model.types import Model
+
+MODEL_ALIGNMENT = 16  # alignas() of the model array
+ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment(): the arena start TFLM aligns up to
+BYTES_PER_LINE = 12  # as ``xxd -i`` writes them
+COMMENT_WIDTH = 80
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CPP_KEYWORDS = frozenset(
+    "alignas alignof and asm auto bool break case catch char class const constexpr continue "
+    "default delete do double else enum explicit export extern false float for friend goto if "
+    "inline int long mutable namespace new noexcept not nullptr operator or private protected "
+    "public register return short signed sizeof static struct switch template this throw true "
+    "try typedef typeid typename union unsigned using virtual void volatile while tflite std"
+    .split())
+
+
+@dataclass(frozen=True)
+class OpRegistration:
+    """One resolver call: ``method`` (``AddConv2D``, or ``AddCustom`` for a user's custom op),
+    the operator it registers, and for ``AddCustom`` the registration function to declare."""
+
+    method: str
+    op_name: str
+    custom: bool = False
+    register_function: str = ""
+
+    @property
+    def call(self) -> str:
+        if self.method == "AddCustom":
+            return f'AddCustom("{self.op_name}", {self.register_function}())'
+        return f"{self.method}()"
+
+
+@dataclass(frozen=True)
+class ExportedSources:
+    """The two files of one exported model, and the numbers they were made from."""
+
+    name: str
+    header_name: str
+    source_name: str
+    header: str
+    source: str
+    model_bytes: int
+    min_arena: int
+    arena_used: int
+    margin: int
+    arena_size: int  # kTensorArenaSize = min_arena + margin
+    target: str
+    ops: tuple[OpRegistration, ...]
+
+    @property
+    def op_count(self) -> int:
+        return len(self.ops)
+
+    def write(self, directory: str | Path) -> tuple[Path, Path]:
+        """Write ``<name>.h`` and ``<name>.cc`` into ``directory`` (made if missing)."""
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        header = folder / self.header_name
+        source = folder / self.source_name
+        header.write_text(self.header)
+        source.write_text(self.source)
+        return header, source
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name, "header": self.header_name, "source": self.source_name,
+            "target": self.target, "model_bytes": self.model_bytes,
+            "min_arena": self.min_arena, "arena_used": self.arena_used, "margin": self.margin,
+            "arena_size": self.arena_size, "op_count": self.op_count,
+            "ops": [op.method if not op.custom or op.method != "AddCustom"
+                    else f"AddCustom({op.op_name})" for op in self.ops],
+        }
+
+
+def c_name(text: str) -> str:
+    """``text`` made a C++ identifier usable as a namespace and a file stem."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", text).strip("_") or "model"
+    if name[0].isdigit():
+        name = f"model_{name}"
+    if name in _CPP_KEYWORDS:
+        name = f"{name}_model"
+    return name
+
+
+def op_registrations(model: Model) -> tuple[OpRegistration, ...]:
+    """One registration per distinct operator of every subgraph, sorted by method name (then
+    custom code), as MicroMutableOpResolver needs: each op once, N equal to their number."""
+    found: dict[str, OpRegistration] = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.name in found:
+                continue
+            found[op.name] = _registration(op.name, op.is_custom, op.index, sg.index)
+    return tuple(sorted(found.values(), key=lambda r: (r.method, r.op_name)))
+
+
+def _registration(name: str, custom: bool, op_index: int, subgraph: int) -> OpRegistration:
+    if custom:
+        method = CUSTOM_METHODS.get(name)
+        if method is not None:
+            return OpRegistration(method=method, op_name=name, custom=True)
+        return OpRegistration(method="AddCustom", op_name=name, custom=True,
+                              register_function=f"Register_{c_name(name)}")
+    method = BUILTIN_METHODS.get(name)
+    if method is None:
+        raise UnsupportedOpError(
+            f"{name} (operator {op_index} of subgraph {subgraph}) has no "
+            f"MicroMutableOpResolver method in TFLM: TFLM cannot run this model; replace the "
+            f"op before exporting it", op_name=name, op_index=op_index, subgraph_index=subgraph)
+    return OpRegistration(method=method, op_name=name)
+
+
+def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
+                 target: str | TargetProfile = "host-x64",
+                 name: str | None = None, margin: int = 0,
+                 model_file: str = "", resolver: Resolver | None = None) -> ExportedSources:
+    """The C++ sources of ``model`` for ``target``; ``name`` (default: the file's stem, else
+    "model") becomes the namespace and the file names. ``model_file`` is only quoted in a
+    comment (its base name, so the output does not depend on where the file is). A model with
+    custom ops needs a ``resolver`` holding their Registrations: their prepare decides the
+    arena, and TFLM's MicroMutableOpResolver needs them registered too."""
+    if isinstance(margin, bool) or not isinstance(margin, int) or margin < 0:
+        raise BuildError(f"margin must be a whole number of bytes >= 0, got {margin!r}")
+    if isinstance(model, (str, Path)) and not model_file:
+        model_file = str(model)
+    parsed = read_model(model)
+    data = bytes(parsed.raw)
+    if not data:
+        raise BuildError("the Model has no raw bytes to export; read it with read_model")
+    ident = c_name(name if name is not None else (Path(model_file).stem or "model"))
+    if name is not None and ident != name:
+        raise BuildError(f"--name {name!r} is not a C++ identifier; use e.g. {ident!r}")
+    ops = op_registrations(parsed)
+    profile = get_target(target)
+    try:
+        layout = allocate_model(parsed, target=profile, resolver=resolver)
+    except UnsupportedOpError as exc:
+        custom = [op for op in ops if op.custom and op.op_name == exc.op_name]
+        if not custom:
+            raise
+        raise UnsupportedOpError(
+            f"{exc}: the arena of a model with custom op {exc.op_name} depends on its kernel's "
+            f"Init and Prepare, and tinyarena has none for it. From Python, pass "
+            f"export_model(..., resolver=OpResolver.default().add_custom({exc.op_name!r}, "
+            f"Registration(...))) describing its allocations",
+            op_name=exc.op_name, op_index=exc.op_index,
+            subgraph_index=exc.subgraph_index) from None
+    arena_size = int(layout.min_arena) + margin
+    facts = _Facts(
+        name=ident, file=Path(model_file).name if model_file else "", data=data,
+        sha256=hashlib.sha256(data).hexdigest(), target=profile.name,
+        target_description=profile.description, allocator=layout.allocator,
+        planner=layout.planner, min_arena=int(layout.min_arena),
+        arena_used=int(layout.total), margin=margin, arena_size=arena_size, ops=ops,
+        offline=any(b.offline for b in layout.buffers))
+    return ExportedSources(
+        name=ident, header_name=f"{ident}.h", source_name=f"{ident}.cc",
+        header=_header(facts), source=_source(facts), model_bytes=len(data),
+        min_arena=facts.min_arena, arena_used=facts.arena_used, margin=margin,
+        arena_size=arena_size, target=profile.name, ops=ops)
+
+
+@dataclass(frozen=True)
+class _Facts:
+    name: str
+    file: str
+    data: bytes
+    sha256: str
+    target: str
+    target_description: str
+    allocator: str
+    planner: str
+    min_arena: int
+    arena_used: int
+    margin: int
+    arena_size: int
+    ops: tuple[OpRegistration, ...]
+    offline: bool
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _banner(f: _Facts) -> list[str]:
+    source = f" from {f.file}" if f.file else ""
+    return [f"// Generated by tinyarena {__version__}{source} (tinyarena export); do not edit.",
+            f"// Model: {_n(len(f.data))} bytes, SHA-256 {f.sha256}."]
+
+
+def _header(f: _Facts) -> str:
+    guard = f"TINYARENA_{f.name.upper()}_H_"
+    plan = ("its OfflineMemoryAllocation plan, which TFLM follows, included"
+            if f.offline else "unchanged")
+    lines = [
+        *_banner(f),
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        '#include "tensorflow/lite/micro/micro_mutable_op_resolver.h"',
+        "",
+        f"namespace {f.name} {{",
+        "",
+        f"// The .tflite file byte for byte ({plan}). 16-byte aligned: tflite::GetModel()",
+        "// reads the flatbuffer in place.",
+        "extern const unsigned char g_model[];",
+        f"constexpr unsigned int g_model_len = {len(f.data)};",
+        "",
+        *_comment(_arena_comment(f)),
+        f"//   alignas(16) static uint8_t tensor_arena[{f.name}::kTensorArenaSize];",
+        f"constexpr unsigned int kTensorArenaSize = {f.arena_size};",
+        "",
+        "// Distinct operators of the model: one MicroMutableOpResolver slot each.",
+        f"constexpr unsigned int kOpCount = {len(f.ops)};",
+        "using OpResolver = tflite::MicroMutableOpResolver<kOpCount>;",
+        "",
+    ]
+    customs = [op for op in f.ops if op.method == "AddCustom"]
+    if customs:
+        lines.append("// Custom operators TFLM does not ship: link your implementation of each.")
+        lines.extend(f"const TFLMRegistration* {op.register_function}();  // \"{op.op_name}\""
+                     for op in customs)
+        lines.append("")
+    names = ", ".join(op.call for op in f.ops) or "none"
+    lines.extend([
+        *_comment(f"Registers exactly the operators the model uses: {names}."),
+        "// Usage: static OpResolver resolver; RegisterOps(resolver);",
+        "TfLiteStatus RegisterOps(OpResolver& resolver);",
+        "",
+        f"}}  // namespace {f.name}",
+        "",
+        f"#endif  // {guard}",
+        "",
+    ])
+    return "\n".join(lines)
+
+
+def _arena_comment(f: _Facts) -> str:
+    used = (f"Do not declare arena_used_bytes() ({_n(f.arena_used)}): AllocateTensors needs "
+            f"{_n(f.min_arena - f.arena_used)} bytes more while it runs than it keeps."
+            if f.arena_used < f.min_arena else
+            f"(arena_used_bytes() reports the same {_n(f.arena_used)} bytes for this model.)")
+    return (f"Tensor arena bytes for target {f.target} ({f.target_description}): "
+            f"min_arena {_n(f.min_arena)} + margin {_n(f.margin)}. min_arena is the smallest "
+            f"arena in which TFLM's MicroInterpreter::AllocateTensors() succeeds for this model "
+            f"and target, as tinyarena {__version__} computes it by emulating TFLM's "
+            f"allocator ({f.planner} planner, {f.allocator} allocator, the allocations of "
+            f"the target's kernels; host-x64 figures checked against {EMULATED_TFLM}). "
+            f"{used} Declare the arena 16-byte aligned, or TFLM loses up to 15 bytes aligning "
+            f"its start:")
+
+
+def _comment(text: str) -> list[str]:
+    return textwrap.wrap(text, width=COMMENT_WIDTH, initial_indent="// ",
+                         subsequent_indent="// ", break_on_hyphens=False)
+
+
+def _source(f: _Facts) -> str:
+    lines = [
+        *_banner(f),
+        f'#include "{f.name}.h"',
+        "",
+        f"namespace {f.name} {{",
+        "",
+        f"alignas({MODEL_ALIGNMENT}) const unsigned char g_model[] = {{",
+        *_hex_lines(f.data),
+        "};",
+        'static_assert(sizeof(g_model) == g_model_len, "g_model_len is the array\'s size");',
+        "",
+        "TfLiteStatus RegisterOps(OpResolver& resolver) {",
+        *(f"  if (resolver.{op.call} != kTfLiteOk) return kTfLiteError;" for op in f.ops),
+        "  return kTfLiteOk;",
+        "}",
+        "",
+        f"}}  // namespace {f.name}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _hex_lines(data: bytes) -> list[str]:
+    table = _HEX_BYTES
+    return ["  " + ", ".join(map(table.__getitem__, data[i:i + BYTES_PER_LINE])) + ","
+            for i in range(0, len(data), BYTES_PER_LINE)]
+
+
+_HEX_BYTES = tuple(f"0x{b:02x}" for b in range(256))
+
+
+__all__ = ["ExportedSources", "OpRegistration", "c_name", "export_model", "op_registrations"]

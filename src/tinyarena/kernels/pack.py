@@ -1,0 +1,51 @@
+"""PACK: TFLM's pack.cc. Stacks ``values_count`` inputs along a new axis.
+
+Allocation: the parser allocates ``TfLitePackParams``; TFLM registers neither init nor prepare,
+so nothing else is allocated (no temp tensors, no checks before eval).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels.base import EvalContext, Registration
+from tinyarena.model.options import PackOptions
+from tinyarena.model.types import Operator, TensorType
+
+_SUPPORTED = (TensorType.FLOAT32, TensorType.INT8, TensorType.INT16, TensorType.INT32,
+              TensorType.INT64)
+
+
+def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
+    """PackEval -> PackImpl: input i fills slot i of every outer block of the output."""
+    options = op.options if isinstance(op.options, PackOptions) else PackOptions()
+    out_t = ctx.tensor(op.outputs[0])
+    if out_t is None or out_t.type not in _SUPPORTED:
+        kind = "missing" if out_t is None else out_t.type.name
+        raise KernelError(f"PACK supports float32, int8, int16, int32 and int64, not {kind}")
+    out = ctx.tensor_data(op.outputs[0])
+    count = int(options.values_count)
+    if count > len(op.inputs) or count < 1:
+        raise KernelError(f"PACK: values_count {count} does not match its {len(op.inputs)} "
+                          f"inputs")
+    rank = out.ndim
+    axis = options.axis + rank if options.axis < 0 else options.axis
+    if not 0 <= axis < rank:
+        raise KernelError(f"PACK: axis {options.axis} is out of range for a rank-{rank} output")
+    outer = int(np.prod(out.shape[:axis], dtype=np.int64))
+    copy = int(np.prod(out.shape[axis + 1:], dtype=np.int64))
+    if out.size != outer * count * copy:
+        raise KernelError(f"PACK: output shape {out.shape} does not hold {count} inputs stacked "
+                          f"on axis {axis}")
+    slots = out.reshape(outer, count, copy)
+    for i in range(count):
+        part = ctx.tensor_data(op.inputs[i])
+        if part.size != outer * copy:
+            raise KernelError(f"PACK: input {i} has {part.size} elements, expected "
+                              f"{outer * copy}")
+        np.copyto(slots[:, i, :], part.reshape(outer, copy))
+
+
+REGISTRATION = Registration("PACK", init=None, prepare=None, eval=eval_,
+                            builtin_data="TfLitePackParams")

@@ -1,0 +1,49 @@
+"""UNPACK: TFLM's unpack.cc. Splits the input along one axis into ``num`` outputs.
+
+Allocation: the parser allocates ``TfLiteUnpackParams``; TFLM registers neither init nor
+prepare, so nothing else is allocated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinyarena.errors import KernelError
+from tinyarena.kernels.base import EvalContext, Registration
+from tinyarena.model.options import UnpackOptions
+from tinyarena.model.types import Operator, TensorType
+
+_SUPPORTED = (TensorType.FLOAT32, TensorType.INT32, TensorType.INT16, TensorType.INT8)
+
+
+def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
+    """UnpackEval -> UnpackImpl: output i takes slot i of every outer block of the input."""
+    options = op.options if isinstance(op.options, UnpackOptions) else UnpackOptions()
+    in_t = ctx.tensor(op.inputs[0])
+    if in_t is None or in_t.type not in _SUPPORTED:
+        kind = "missing" if in_t is None else in_t.type.name
+        raise KernelError(f"UNPACK supports float32, int32, int16 and int8, not {kind}")
+    source = ctx.tensor_data(op.inputs[0])
+    count = int(options.num)
+    if count > len(op.outputs) or count < 1:
+        raise KernelError(f"UNPACK: num {count} does not match its {len(op.outputs)} outputs")
+    rank = source.ndim
+    axis = options.axis + rank if options.axis < 0 else options.axis
+    if not 0 <= axis < rank:
+        raise KernelError(f"UNPACK: axis {options.axis} is out of range for a rank-{rank} input")
+    outer = int(np.prod(source.shape[:axis], dtype=np.int64))
+    copy = int(np.prod(source.shape[axis + 1:], dtype=np.int64))
+    if outer * count * copy > source.size:
+        raise KernelError(f"UNPACK: num {count} exceeds the input's axis {axis}")
+    # UnpackImpl strides by ``num`` (not the axis length), so read exactly as it does.
+    blocks = source.reshape(-1)[:outer * count * copy].reshape(outer, count, copy)
+    for i in range(count):
+        out = ctx.tensor_data(op.outputs[i])
+        if out.size != outer * copy:
+            raise KernelError(f"UNPACK: output {i} has {out.size} elements, expected "
+                              f"{outer * copy}")
+        np.copyto(out.reshape(outer, copy), blocks[:, i, :])
+
+
+REGISTRATION = Registration("UNPACK", init=None, prepare=None, eval=eval_,
+                            builtin_data="TfLiteUnpackParams")

@@ -1,0 +1,129 @@
+"""Which overlap rules a finished plan relies on, and the lower bound that holds for them.
+
+A plan from TFLM's greedy planner never lets two live buffers share a byte, so the plain
+live-bytes bound (``planning.lower_bound``) is the one to compare it with. A plan pinned
+offline (``tinyarena optimize``) may share bytes on purpose: a view on its input, an
+element-wise op in place, a conv output starting inside its dying input. Against such a plan
+the plain bound says nothing; the bound that holds is the one for the same rules
+(``placement.linked_lower_bound`` over the optimizer's alias groups and links). Pairs that no
+rule permits are collisions: the plan is wrong for TFLM's kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tinyarena.arena import ArenaLayout, allocate_model
+from tinyarena.model.metadata import without_offline_plan
+from tinyarena.model.types import Model
+from tinyarena.optimize.graph import op_graph, supports_graph_edits
+from tinyarena.optimize.overlap import alias_groups, partial_overlaps
+from tinyarena.optimize.pipeline import _links, _problem
+from tinyarena.optimize.placement import linked_lower_bound
+from tinyarena.planning import Buffer, Plan, lower_bound, verify_plan
+
+RULE_TEXT = {
+    "none": "no two live buffers share a byte",
+    "views": "live buffers share bytes only as views (RESHAPE/SQUEEZE/EXPAND_DIMS on their input)",
+    "safe": "live buffers share bytes only under the optimizer's safe rules (views, element-wise "
+            "ops in place, conv/depthwise/pooling/PAD outputs partly over their dying input; "
+            "TFLM reference kernels)",
+}
+
+
+@dataclass(frozen=True)
+class SharedBytes:
+    """Two buffers (indices into ``layout.buffers``) live at one step that share bytes."""
+
+    a: int
+    b: int
+    reason: str  # "view", "in place", "partial overlap" or "collision"
+
+    @property
+    def intended(self) -> bool:
+        return self.reason != "collision"
+
+
+@dataclass(frozen=True)
+class PlanRules:
+    """The overlap rules a plan uses and the lower bound under them.
+
+    ``rules`` is "none", "views" or "safe" (the weakest set permitting every intended pair);
+    ``bound`` holds for every plan of this operator order obeying those rules.
+    ``no_overlap_bound`` is the plain live-bytes bound (``ArenaLayout.lower_bound``).
+    """
+
+    rules: str
+    bound: int
+    no_overlap_bound: int
+    shared: tuple[SharedBytes, ...]
+
+    @property
+    def collisions(self) -> tuple[SharedBytes, ...]:
+        return tuple(s for s in self.shared if not s.intended)
+
+    @property
+    def description(self) -> str:
+        return RULE_TEXT[self.rules]
+
+
+def shared_pairs(layout: ArenaLayout) -> list[tuple[int, int]]:
+    """Every pair of buffers live at a common step that share a byte (the verifier's sweep,
+    asked to permit and record each one)."""
+    pairs: list[tuple[int, int]] = []
+
+    def record(i: int, j: int) -> bool:
+        pairs.append((i, j))
+        return True
+
+    bufs = layout.buffers
+    verify_plan(Plan(tuple(b.offset for b in bufs),
+                     tuple(Buffer(b.size, b.first, b.last) for b in bufs)), record)
+    return sorted(set(pairs))
+
+
+def plan_rules(model: Model, layout: ArenaLayout, kernel_set: str = "reference") -> PlanRules:
+    """Classify the plan's shared bytes by the optimizer's rules and bound it accordingly."""
+    plain = lower_bound([Buffer(b.size, b.first, b.last) for b in layout.buffers])
+    pairs = shared_pairs(layout)
+    if not pairs:
+        return PlanRules("none", plain, plain, ())
+    work = without_offline_plan(model)
+    if not supports_graph_edits(work):
+        return PlanRules("none", plain, plain,
+                         tuple(SharedBytes(a, b, "collision") for a, b in pairs))
+    base = allocate_model(work, target=layout.target)
+    graph = op_graph(work, base)
+    mode = "views" if kernel_set not in ("reference",) else "safe"
+    groups = alias_groups(work, graph, mode, kernel_set)
+    partial = partial_overlaps(work, graph, groups) if mode == "safe" else ()
+    group_rules: dict[int, set[str]] = {}
+    for _, _, rule, kept, _merged in groups.reasons:
+        group_rules.setdefault(groups.root[kept], set()).add(rule)
+    limits = {(groups.root[p.input], groups.root[p.output]): p.max_delta for p in partial}
+    bufs = layout.buffers
+    shared = []
+    for i, j in pairs:
+        x, y = bufs[i], bufs[j]
+        reason = "collision"
+        if x.kind == y.kind == "tensor" and x.subgraph == y.subgraph == 0:
+            if groups.same(x.index, y.index):
+                rules_here = group_rules.get(groups.root[x.index], set())
+                reason = "view" if rules_here <= {"view"} else "in place"
+            else:
+                for u, v in ((x, y), (y, x)):
+                    limit = limits.get((groups.root[u.index], groups.root[v.index]))
+                    if limit is not None and v.offset - u.offset <= limit:
+                        reason = "partial overlap"
+        shared.append(SharedBytes(i, j, reason))
+    used = {s.reason for s in shared if s.intended}
+    rules = "views" if used <= {"view"} else "safe"
+    if rules == "views" and mode == "safe":
+        groups = alias_groups(work, graph, "views", kernel_set)
+        partial = ()
+    problem = _problem(base, groups)
+    bound = linked_lower_bound(problem.buffers, _links(problem, partial))
+    return PlanRules(rules, bound, plain, tuple(shared))
+
+
+__all__ = ["PlanRules", "RULE_TEXT", "SharedBytes", "plan_rules", "shared_pairs"]

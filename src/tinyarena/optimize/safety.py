@@ -1,0 +1,229 @@
+"""Which overlap rules of ``overlap`` each kernel set's loop order is proven to tolerate.
+
+A plan that lets two live tensors share bytes is only as safe as the loops that run it, and
+those loops belong to the kernel set the firmware links, not to TFLM. Each ``RuleSet`` below
+lists, for one kernel set (and ISA class, where CMSIS-NN's code differs by ISA), the ops for
+which rule (b) (element-wise in place) and rule (c) (partial overlap of a window/PAD output
+with its dying input) are proven; rule (a) (views) is proven for every kernel set, because
+RESHAPE, SQUEEZE and EXPAND_DIMS are never replaced. Anything not listed is refused.
+
+Proofs for CMSIS-NN (``ARM-software/CMSIS-NN`` at 4ab83cc3, the commit TFLM 90b983c2 pins, with
+TFLM's ``kernels/cmsis_nn/*.cc`` replacing ADD, MUL, CONV_2D, DEPTHWISE_CONV_2D,
+FULLY_CONNECTED, AVERAGE/MAX_POOL_2D, SOFTMAX, SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM,
+TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL):
+
+* rule (b), ADD and MUL (``arm_elementwise_add_s8``/``_s16``, ``arm_elementwise_mul_s8``/
+  ``_s16``; broadcasts and float stay in TFLM's reference code): the plain-C loop reads element
+  i of both inputs and then writes element i; the DSP loop reads 4 int8 (or 2 int16) of each
+  input, then writes those 4 (2) outputs; the MVE loop loads 4 lanes, then stores the same 4.
+  Every write lands on elements already read and never ahead of the next read, so the output
+  at its input's offset is exact on every ISA. The other rule-(b) ops (SUB, RELU, RELU6,
+  LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, QUANTIZE) are not replaced by CMSIS-NN: the reference
+  proof holds.
+* rule (c) for CMSIS-NN's own kernels holds where their loop order is the reference one
+  coarsened: a block of consecutive output elements (in address order) written only after all
+  of the block's input reads. Then the reference margin is safe, because its condition at the
+  block's last element is the block's own condition (``margins``). Proven from the source:
+
+  - ``arm_convolve_s8`` (int8, one group, not 1x1; on plain/DSP also the 1xN case, which falls
+    back to it): im2col of 2 output pixels (plain C, DSP) or 4 (MVE) into the scratch buffer,
+    then every channel of those pixels: blocks of 2 or 4 whole pixels (key ``:im2col``,
+    ``:1xN``);
+  - depthwise int8, batch 1 (``arm_depthwise_conv_wrapper_s8``'s choice): ``:3x3``
+    (multiplier 1, no dilation, 3x3, padding <= 1; plain C, DSP: ``arm_depthwise_conv_3x3_s8``,
+    per pixel 4 channels' windows then those 4 outputs); ``:opt`` (other multiplier-1 undilated
+    cases; DSP: ``arm_depthwise_conv_s8_opt``, the whole window of a pixel into the scratch
+    buffer, then its channels; plain C: the generic kernel); ``:generic`` (the rest:
+    ``arm_depthwise_conv_s8``, the reference order element by element or 4 multiplier channels
+    at a time, every ISA); ``:1ch`` (one input channel, several outputs: generic on plain C and
+    DSP; MVE turns it into a convolution, refused). MVE's ``:3x3``/``:opt`` go to its
+    channel-block-major ``arm_depthwise_conv_s8_opt``: refused;
+  - ``arm_avgpool_s8``: per pixel (DSP: the whole window into the scratch sum, then the
+    pixel), per element (plain C), per pixel and 16-channel chunk (MVE).
+
+  It is refused for the rest. Their loop orders are not the reference one:
+  the DSP/plain ``arm_convolve_s8`` writes two output pixels (every channel) after building two
+  im2col columns; ``arm_convolve_1x1_s8_fast`` / ``arm_nn_mat_mult_nt_t_s8`` walk output
+  channels outermost and re-read every input pixel for each channel pair, so any overlap of
+  output and input is overwritten before its last read; ``arm_max_pool_s8`` copies an input row
+  into the output and then compares in place; the depthwise 3x3 and MVE kernels batch their
+  reads differently again. No margin is derived for them here, so none is used. This is what
+  made the old default wrong on the Cortex-M4 CMSIS-NN build (issue 9: person_detect's scores
+  64/-64 became 47/-47). Where TFLM's cmsis_nn glue hands a type to the reference kernel (its
+  ``conv.cc``/``depthwise_conv.cc``/``pooling.cc`` Eval for float32 input: ``reference_ops::
+  Conv``/``DepthwiseConv``, ``AveragePoolingEvalFloat``/``MaxPoolingEvalFloat``; ``pad.cc`` for
+  float32, int16 and int32: ``reference_ops::Pad``/``PadImageStyle``), the reference proof
+  holds and rule (c) is allowed: entries ``"OP:TYPE"`` of ``partial_ops``.
+
+With no kernel set named, ``optimize`` plans with ``PORTABLE``: views only, safe for every
+kernel set, including ones tinyarena does not know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from tinyarena.errors import PlanError
+from tinyarena.model.metadata import PlanSafety, plan_safety
+from tinyarena.model.types import Model, Operator
+from tinyarena.optimize.margins import MARGIN_OPS, WindowGeometry, op_geometry
+
+PORTABLE = "any"
+VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+INPLACE_OPS = frozenset({"ADD", "SUB", "MUL", "RELU", "RELU6", "LOGISTIC", "TANH", "LEAKY_RELU",
+                         "HARD_SWISH", "QUANTIZE"})
+PARTIAL_OPS = MARGIN_OPS
+CMSIS_NN_ISAS = ("plain", "dsp", "mve")
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The overlap rules one kernel set (``key``) is proven to tolerate, per op: an entry
+    ``"OP"`` allows every input type, ``"OP:TYPE"`` (TFLM type name) only that one."""
+
+    key: str
+    inplace_ops: frozenset[str]
+    partial_ops: frozenset[str]
+    proof: str
+
+
+_CMSIS_REFERENCE_PARTIAL = frozenset(
+    {f"{op}:FLOAT32" for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D",
+                                "MAX_POOL_2D")}
+    | {f"{op}:{t}" for op in ("PAD", "PADV2") for t in ("FLOAT32", "INT16", "INT32")})
+"""Rule (c) under CMSIS-NN: the (op, input type) pairs its TFLM glue runs on reference code."""
+_CMSIS_OWN_PARTIAL: Mapping[str, frozenset[str]] = MappingProxyType({
+    "plain": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
+                        *(f"DEPTHWISE_CONV_2D:INT8:{p}" for p in ("3x3", "opt", "generic", "1ch")),
+                        "AVERAGE_POOL_2D:INT8"}),
+    "dsp": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
+                      *(f"DEPTHWISE_CONV_2D:INT8:{p}" for p in ("3x3", "opt", "generic", "1ch")),
+                      "AVERAGE_POOL_2D:INT8"}),
+    "mve": frozenset({"CONV_2D:INT8:im2col", "DEPTHWISE_CONV_2D:INT8:generic",
+                      "AVERAGE_POOL_2D:INT8"}),
+})
+"""Rule (c) for CMSIS-NN's own kernels, per ISA class, where their order is proven (above)."""
+
+
+def _cmsis(isa: str) -> RuleSet:
+    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS,
+                   _CMSIS_REFERENCE_PARTIAL | _CMSIS_OWN_PARTIAL[isa],
+                   f"CMSIS-NN ({isa}): element-wise ADD/MUL read a block before writing it; "
+                   "its own window and PAD loop orders unproven (module docstring)")
+
+
+RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
+    PORTABLE: RuleSet(PORTABLE, frozenset(), frozenset(),
+                      "views only: safe whatever kernels the firmware links"),
+    "reference": RuleSet("reference", INPLACE_OPS, PARTIAL_OPS,
+                         "TFLM's reference kernels (overlap rules (b) and (c), margins)"),
+    "cmsis-nn": RuleSet("cmsis-nn", INPLACE_OPS,
+                        _CMSIS_REFERENCE_PARTIAL
+                        | frozenset.intersection(*_CMSIS_OWN_PARTIAL.values()),
+                        "CMSIS-NN on every ISA class (what all of plain, DSP and MVE tolerate)"),
+    **{f"cmsis-nn:{isa}": _cmsis(isa) for isa in CMSIS_NN_ISAS},
+})
+
+
+def kernel_set_key(kernel_set: str, isa: str | None = None) -> str:
+    """``"reference"``, ``"cmsis-nn:dsp"``...: the RULE_SETS key for a kernel set on an ISA."""
+    key = f"{kernel_set}:{isa}" if isa and kernel_set == "cmsis-nn" else kernel_set
+    if key not in RULE_SETS:
+        raise PlanError(f"unknown kernel set {key!r}: tinyarena knows the loop order of "
+                        f"{', '.join(k for k in RULE_SETS if k != PORTABLE)}; name one of them, "
+                        f"or name none to get a plan safe for every kernel set")
+    return key
+
+
+def target_key(profile: Any) -> str:
+    """The RULE_SETS key of a target profile: its kernel set (``reference`` for profiles that
+    predate kernel sets) on its CMSIS-NN ISA class."""
+    return kernel_set_key(getattr(profile, "kernel_set", "reference") or "reference",
+                          getattr(profile, "cmsis_nn_isa", None))
+
+
+def rule_set(key: str) -> RuleSet:
+    return RULE_SETS[kernel_set_key(key)]
+
+
+def op_keys(model: Model, op: Operator) -> tuple[str, ...]:
+    """The keys a RuleSet may list for ``op`` of subgraph 0, general to specific: ``"OP"``,
+    ``"OP:TYPE"`` (input 0's TFLM type) and, for int8 window ops, the CMSIS-NN code path
+    TFLM 90b983c2's wrappers pick (``"OP:INT8:im2col"``, ``":1xN"``, ``":3x3"``)."""
+    sg = model.subgraphs[0]
+    if not op.inputs or op.inputs[0] < 0:
+        return (op.name,)
+    t = sg.tensors[op.inputs[0]].type.name
+    keys = [op.name, f"{op.name}:{t}"]
+    g = op_geometry(model, op) if t == "INT8" else None
+    w = sg.tensors[op.inputs[1]] if g is not None and g.kind != "pool" else None
+    if g is not None and (w is None or w.type.name == "INT8"):
+        keys.extend(f"{op.name}:{t}:{path}" for path in _cmsis_paths(g))
+    return tuple(keys)
+
+
+def _cmsis_paths(g: WindowGeometry) -> tuple[str, ...]:
+    """Which of CMSIS-NN's int8 code paths (arm_convolve_wrapper_s8,
+    arm_depthwise_conv_wrapper_s8) runs this geometry, by the wrappers' own tests."""
+    undilated = g.dilation_h == 1 and g.dilation_w == 1
+    if g.kind == "conv":
+        if g.groups != 1:
+            return ()
+        if g.pad_top == 0 and g.pad_left == 0 and g.filter_h == g.filter_w == 1 and undilated:
+            return ("1x1",)
+        if g.in_h == 1 and g.dilation_w == 1 and g.filter_h == 1 and (g.stride_w * g.in_c) % 4 == 0:
+            return ("1xN",)
+        return ("im2col",)
+    if g.kind == "depthwise" and g.batches == 1:
+        if g.in_c == 1 and g.out_c > 1:
+            return ("1ch",)
+        if g.depth_multiplier == 1 and undilated:
+            three = g.filter_h == g.filter_w == 3 and g.pad_top <= 1 and g.pad_left <= 1
+            return ("3x3",) if three else ("opt",)
+        return ("generic",)
+    return ()
+
+
+def allows(ops: frozenset[str], keys: tuple[str, ...]) -> bool:
+    """Whether ``ops`` (a RuleSet's inplace_ops or partial_ops) lists any of an op's keys."""
+    return any(k in ops for k in keys)
+
+
+def safe_for(used: Iterable[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:
+    """Every kernel set key whose proofs cover each used (rule, op keys) pair (``op_keys``);
+    ``("any",)`` when only rules every kernel set tolerates (views, lifetimes, reordering)
+    were used."""
+    pairs = {(rule, keys) for rule, keys in used if rule != "view"}
+    if not pairs:
+        return (PORTABLE,)
+
+    def covers(rs: RuleSet) -> bool:
+        return all(allows(rs.inplace_ops if rule == "in-place" else rs.partial_ops, keys)
+                   for rule, keys in pairs)
+
+    return tuple(k for k, rs in RULE_SETS.items() if k != PORTABLE and covers(rs))
+
+
+def plan_warnings(model: Model, profile: Any) -> list[str]:
+    """Warnings for running ``model`` on ``profile``: its pinned plan was written by ``tinyarena
+    optimize`` for kernel sets that do not include the target's."""
+    safety: PlanSafety | None = plan_safety(model)
+    if safety is None or PORTABLE in safety.safe_for:
+        return []
+    key = target_key(profile)
+    if key in safety.safe_for:
+        return []
+    name = getattr(profile, "name", str(profile))
+    planned = f" (planned for target {safety.target})" if safety.target else ""
+    return [f"this model's arena plan (OfflineMemoryAllocation written by tinyarena optimize"
+            f"{planned}) overlaps tensors under rules proven only for kernel set(s) "
+            f"{', '.join(safety.safe_for)}; target {name} runs kernel set {key}, whose loop "
+            f"order may overwrite data still needed: its outputs can differ from the original "
+            f"model's. Re-run tinyarena optimize on the original model with --target {name}"]
+
+
+__all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
+           "VIEW_OPS", "allows", "kernel_set_key", "op_keys", "plan_warnings", "rule_set",
+           "safe_for", "target_key"]

@@ -1,0 +1,201 @@
+"""``tinyarena report``: one self-contained HTML page explaining a model's arena.
+
+The page carries everything inline (CSS in a ``<style>``, pictures as inline SVG) and a
+Content-Security-Policy of ``default-src 'none'`` with inline styles allowed, so a browser
+opening it makes no request at all. Every figure is written from the same
+``ArenaExplanation`` the ``--json`` outputs come from, and carries
+``data-target``/``data-key`` attributes naming the JSON value it shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+from typing import Any, Sequence
+
+from tinyarena.arena import get_target
+from tinyarena.report.data import plan_dict, size_dict
+from tinyarena.report.explain import TIME_STEPS, ArenaExplanation
+from tinyarena.report.svg import composition_svg, plan_svg
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+STYLE = """
+body { font-family: sans-serif; margin: 16px; color: #222; background: #fff; }
+h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 28px; } h3 { font-size: 14px; }
+.targets { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
+.target { flex: 1 1 760px; max-width: 800px; border: 1px solid #ccc; padding: 10px; }
+table { border-collapse: collapse; font-size: 12px; margin: 6px 0; }
+td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.peak td { background: #fff3c4; }
+.words { background: #f4f8ff; border-left: 4px solid #1565c0; padding: 6px 10px; }
+.note { color: #555; font-size: 12px; }
+"""
+
+
+@dataclass(frozen=True)
+class OptimizeView:
+    """Before/after for ``optimize``: the original plan and the optimized model's plan."""
+
+    before: ArenaExplanation
+    after: ArenaExplanation
+    source: str  # "computed with tinyarena.optimize" or the file given
+    notes: tuple[str, ...] = ()
+
+
+def _fig(target: str, key: str, value: int | str) -> str:
+    """A figure cell, tagged with the JSON key whose value it shows."""
+    text = f"{value:,}" if isinstance(value, int) else escape(str(value))
+    return (f'<td class="num" data-target="{escape(target)}" data-key="{escape(key)}">'
+            f"{text}</td>")
+
+
+def figures(e: ArenaExplanation) -> dict[str, Any]:
+    """Every figure the report shows for one target, keyed as in the JSON outputs
+    (``size.*`` from ``size --json``, ``plan.*`` from ``plan --json``)."""
+    size, plan = size_dict(e.layout, e), plan_dict(e.layout, e)
+    out: dict[str, Any] = {f"size.{k}": size[k] for k in
+                           ("head", "tail", "total", "min_arena", "temp_peak",
+                            "overlap_free_arena")}
+    for name, used in size["tail_by_category"].items():
+        out[f"size.tail_by_category.{name}"] = used
+    out["size.tail_model_wide"] = size["tail_model_wide"]
+    out["plan.head_bytes"] = plan["head_bytes"]
+    out["plan.lower_bound_bytes"] = plan["lower_bound_bytes"]
+    out["plan.bound.bytes"] = plan["bound"]["bytes"]
+    if plan["peak"] is not None:
+        out["plan.peak.step"] = plan["peak"]["step"]
+        out["plan.peak.live_bytes"] = plan["peak"]["live_bytes"]
+        out["plan.peak.head_bytes"] = plan["peak"]["head_bytes"]
+        if plan["peak"]["operator"] is not None:
+            out["plan.peak.operator.index"] = plan["peak"]["operator"]["index"]
+            out["plan.peak.operator.type"] = plan["peak"]["operator"]["type"]
+    return out
+
+
+def _target_section(e: ArenaExplanation, title: str) -> str:
+    layout, t = e.layout, e.layout.target
+    figs = figures(e)
+    parts = [f'<section class="target" data-target="{escape(t)}">',
+             f"<h2>{escape(t)}</h2>",
+             f'<p class="note">{escape(get_target(t).description)}; '
+             f"{escape(layout.allocator)} allocator, {escape(e.planner_text)}</p>",
+             "<table><tr><th>figure</th><th>bytes</th><th>what it is</th></tr>"]
+    rows = [("size.total", "arena used", "head + tail, TFLM's arena_used_bytes()"),
+            ("size.head", "head", "the planned, non-persistent section"),
+            ("size.tail", "tail", "persistent allocations"),
+            ("size.temp_peak", "temporary peak", "largest non-persistent use during "
+                                                  "AllocateTensors"),
+            ("size.min_arena", "minimum arena", "smallest arena in which AllocateTensors "
+                                                "succeeds"),
+            ("plan.bound.bytes", "head lower bound", e.rules.description),
+            ("plan.lower_bound_bytes", "no-overlap bound", "largest sum of buffers live at "
+                                                            "one step")]
+    for key, label, what in rows:
+        parts.append(f"<tr><td>{label}</td>{_fig(t, key, figs[key])}"
+                     f"<td>{escape(what)}</td></tr>")
+    parts.append("</table>")
+    parts.append(f'<p class="words">{escape(e.peak_text())}. {escape(e.bound_text())}.</p>')
+    parts.append(plan_svg(e, title=f"{title} on {t}", standalone=False))
+    parts.append(f'<p class="note">Time steps: {escape(TIME_STEPS)}. Hover a rectangle for '
+                 f"its tensor. Outlined in red: the buffers live at the peak step (shaded); "
+                 f"red fill: bytes two live buffers share although no rule allows it.</p>")
+    parts.append(_peak_table(e, figs))
+    parts.append("<h3>arena composition</h3>")
+    parts.append(composition_svg(e))
+    parts.append("<table><tr><th>tail by category</th><th>bytes</th></tr>")
+    for name, used in e.tail_by_category:
+        parts.append(f"<tr><td>{escape(name)}</td>"
+                     f"{_fig(t, f'size.tail_by_category.{name}', used)}</tr>")
+    parts.append("</table>")
+    parts.append(_tail_by_operator(e))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _peak_table(e: ArenaExplanation, figs: dict[str, Any]) -> str:
+    if e.peak is None:
+        return "<p>No buffer is planned: the head is empty.</p>"
+    t = e.layout.target
+    p = e.peak
+    op = p.operator
+    head = [f"<h3>the peak: step {_span(t, 'plan.peak.step', p.step)}"]
+    if op is not None:
+        head.append(f", operator {_span(t, 'plan.peak.operator.index', op.index)} "
+                    f"{_span(t, 'plan.peak.operator.type', op.type)}")
+    head.append("</h3>")
+    rows = ["".join(head), "<table><tr><th>#</th><th>tensor / scratch</th><th>shape</th>"
+            "<th>dtype</th><th>bytes</th><th>offset</th><th>live</th><th>made by -> last used"
+            "</th></tr>"]
+    for i in p.buffers:
+        b = e.buffers[i]
+        rows.append(f'<tr class="peak"><td>{b.position}</td><td>{escape(b.name)}</td>'
+                    f"<td>{escape(b.shape_text())}</td><td>{escape(b.dtype)}</td>"
+                    f'<td class="num">{b.size:,}</td><td class="num">{b.offset:,}</td>'
+                    f"<td>{b.first}..{b.last}</td><td>{escape(b.ops_text())}</td></tr>")
+    rows.append(f"<tr><td></td><td>live at the peak</td><td></td><td></td>"
+                f"{_fig(t, 'plan.peak.live_bytes', p.live_bytes)}<td></td><td></td>"
+                f"<td>head {_span(t, 'plan.peak.head_bytes', p.head_bytes)}</td></tr>")
+    rows.append("</table>")
+    return "\n".join(rows)
+
+
+def _span(target: str, key: str, value: int | str) -> str:
+    text = f"{value:,}" if isinstance(value, int) else escape(str(value))
+    return f'<span data-target="{escape(target)}" data-key="{escape(key)}">{text}</span>'
+
+
+def _tail_by_operator(e: ArenaExplanation) -> str:
+    t = e.layout.target
+    rows = ["<table><tr><th>tail by operator</th><th>OpData</th><th>persistent</th>"
+            "<th>params</th><th>scratch handles</th><th>variable state</th><th>total</th></tr>"]
+    for o in e.tail_by_operator:
+        cells = "".join(f'<td class="num">{v:,}</td>' for v in
+                        (o.op_data, o.persistent_buffers, o.builtin_data, o.scratch_handles,
+                         o.variable_state, o.total))
+        sg = f" (subgraph {o.subgraph})" if o.subgraph else ""
+        rows.append(f"<tr><td>{o.index} {escape(o.type)}{sg}</td>{cells}</tr>")
+    rows.append(f"<tr><td>model-wide (tensors, nodes, IO, allocator)</td>"
+                f"<td></td><td></td><td></td><td></td><td></td>"
+                f"{_fig(t, 'size.tail_model_wide', e.model_wide_tail)}</tr></table>")
+    return "\n".join(rows)
+
+
+def _optimize_section(view: OptimizeView, title: str) -> str:
+    b, a = view.before.layout, view.after.layout
+    saved = b.total - a.total
+    pct = f" ({100 * saved / b.total:.1f}%)" if b.total else ""
+    parts = ['<section class="optimize">', "<h2>what <code>tinyarena optimize</code> would save"
+             f" ({escape(b.target)})</h2>",
+             f'<p class="words">{escape(view.source)}: head {b.head:,} -> {a.head:,} bytes, '
+             f"arena used {b.total:,} -> {a.total:,} bytes, saving {saved:,} bytes{pct}. "
+             f"After: {escape(view.after.bound_text())}.</p>"]
+    parts.extend(f'<p class="note">{escape(n)}</p>' for n in view.notes)
+    parts.append('<div class="targets"><div class="target"><h3>before</h3>')
+    parts.append(plan_svg(view.before, title=f"{title}: before", standalone=False))
+    parts.append('</div><div class="target"><h3>after</h3>')
+    parts.append(plan_svg(view.after, title=f"{title}: after", standalone=False))
+    parts.append("</div></div></section>")
+    return "\n".join(parts)
+
+
+def render_report(title: str, explanations: Sequence[ArenaExplanation],
+                  optimized: OptimizeView | None = None) -> str:
+    """The whole page: one section per target side by side, then the optimizer's
+    before/after."""
+    body = [f"<h1>arena report: {escape(title)}</h1>",
+            '<p class="note">Generated by tinyarena. Figures are bytes; each equals the '
+            "corresponding <code>tinyarena size --json</code> / <code>plan --json</code> value "
+            "for its target.</p>",
+            '<div class="targets">']
+    body.extend(_target_section(e, title) for e in explanations)
+    body.append("</div>")
+    if optimized is not None:
+        body.append(_optimize_section(optimized, title))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+            f"<title>arena report: {escape(title)}</title>\n<style>{STYLE}</style></head>\n"
+            "<body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+__all__ = ["CSP", "OptimizeView", "figures", "render_report"]

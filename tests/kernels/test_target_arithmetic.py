@@ -1,0 +1,235 @@
+"""Arithmetic that depends on the build, not on the kernel set: a hardware FPU's fused
+multiply-add (``kernels._fma``) and newlib's soft-float ``expf`` (``_libm.expf_fdlibm``).
+
+Both are checked end to end by tests/oracle/test_device_outputs.py (hello_world_float on the
+Cortex-M4/M55 builds needs the fused sums, trained_lstm on the Cortex-M3 build the fdlibm
+expf). Here each is checked against facts computed independently: fmaf against exact rational
+arithmetic, expf_fdlibm against exp in double (fdlibm's bound: under one ulp) and its special
+cases, and the targets' choices against what the device builds are.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from tinyarena.arena.targets import get_target
+from tinyarena.kernels._fma import fma32
+from tinyarena.kernels._libm import expf, expf_fdlibm, expf_for
+
+F = np.float32
+
+
+def _round_to_f32(q: Fraction) -> np.float32:
+    """The float32 nearest to the rational q, ties to even (overflow to inf)."""
+    guess = F(float(q))
+    best = guess
+    for cand in (np.nextafter(guess, F(-np.inf)), guess, np.nextafter(guess, F(np.inf))):
+        if not np.isfinite(cand):
+            continue
+        d, db = abs(Fraction(float(cand)) - q), abs(Fraction(float(best)) - q)
+        if d < db or (d == db and int(np.array([cand]).view(np.uint32)[0]) % 2 == 0):
+            best = cand
+    return best
+
+
+def test_fma32_rounds_once() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=3000).astype(F) * F(1e3)
+    b = rng.normal(size=3000).astype(F)
+    c = rng.normal(size=3000).astype(F) * F(1e2)
+    # Cases where the double sum is exactly a float32 midpoint but the exact sum is not: the
+    # product's tail decides, which double rounding would lose.
+    a = np.concatenate([a, np.array([1 + 2 ** -12, 1 + 2 ** -23], F)])
+    b = np.concatenate([b, np.array([1 + 2 ** -12, 1 - 2 ** -24], F)])
+    c = np.concatenate([c, np.array([2 ** -24, -1], F)])
+    got = fma32(a, b, c)
+    want = np.array([_round_to_f32(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+                     for x, y, z in zip(a, b, c)], F)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    unfused = (a * b + c).astype(F)
+    assert not np.array_equal(got, unfused)  # the cases above do tell the two apart
+
+
+def test_expf_fdlibm_is_within_one_ulp_and_its_own_function() -> None:
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-103, 88.7, 200_000), rng.uniform(-1.1, 1.1, 50_000)]
+                       ).astype(F)
+    got = expf_fdlibm(x)
+    exact = np.exp(x.astype(np.float64))
+    ulp = np.abs(got.astype(np.float64) - exact) / np.spacing(got).astype(np.float64)
+    assert ulp.max() < 1.0
+    # not correctly rounded like glibc's: it is a different function on many inputs
+    assert (got != expf(x, fused=False)).mean() > 0.01
+
+
+def test_expf_fdlibm_special_values() -> None:
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 89.0, -104.0, 1e-10, -1e-10], F)
+    y = expf_fdlibm(x)
+    assert y[0] == 1 and y[1] == 1 and y[2] == np.inf and y[3] == 0 and np.isnan(y[4])
+    assert y[5] == np.inf and y[6] == 0 and y[7] == 1 and y[8] == 1
+
+
+@pytest.mark.parametrize("target,fma,libm", [
+    ("host-x64", False, "glibc"), ("arm32-short-enums", False, "glibc"),
+    ("cortex-m0", False, "newlib-fdlibm"), ("cortex-m3", False, "newlib-fdlibm"),
+    ("cortex-m4", True, "newlib"), ("cortex-m55", True, "newlib")])
+def test_targets_name_their_float_arithmetic(target: str, fma: bool, libm: str) -> None:
+    profile = get_target(target)
+    assert profile.float_fma is fma and profile.libm == libm
+    x = np.linspace(-20, 20, 101).astype(F)
+    assert expf_for(libm)(x).dtype == F
+
+
+def _fused_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, depthwise: bool
+                     ) -> np.ndarray:
+    """reference_ops::Conv / DepthwiseConv float with every ``total += a * b`` fused, VALID
+    padding, stride 1, written here element by element in TFLM's loop order (taps ky, kx, then
+    input channels for conv) with Python's exact rational arithmetic for each fmaf."""
+    _, h, wd, cin = x.shape
+    kh, kw = w.shape[1], w.shape[2]
+    cout = w.shape[3] if depthwise else w.shape[0]
+    out = np.zeros((1, h - kh + 1, wd - kw + 1, cout), F)
+    for oy in range(out.shape[1]):
+        for ox in range(out.shape[2]):
+            for oc in range(cout):
+                total = F(0)
+                for ky in range(kh):
+                    for kx in range(kw):
+                        chans = [oc] if depthwise else range(cin)
+                        for c in chans:
+                            wv = w[0, ky, kx, oc] if depthwise else w[oc, ky, kx, c]
+                            exact = (Fraction(float(x[0, oy + ky, ox + kx, c])) * Fraction(
+                                float(wv)) + Fraction(float(total)))
+                            total = _round_to_f32(exact)
+                out[0, oy, ox, oc] = F(total + b[oc])
+    return out
+
+
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_float_convolutions_fuse_on_fpu_targets(depthwise: bool) -> None:
+    """Cortex-M4 (FPU): conv/depthwise float sums fused, in TFLM's order; Cortex-M3: not."""
+    from tinyarena import Interpreter
+    from tinyarena.builder import ModelBuilder
+
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(1, 5, 5, 3)).astype(F)
+    w = rng.normal(size=(1, 3, 3, 3) if depthwise else (4, 3, 3, 3)).astype(F)
+    cout = 3 if depthwise else 4
+    b = rng.normal(size=cout).astype(F)
+    mb = ModelBuilder()
+    xi = mb.add_input("x", x.shape, "float32")
+    wt, bt = mb.add_constant("w", w), mb.add_constant("b", b)
+    y = mb.add_tensor("y", (1, 3, 3, cout), "float32")
+    op = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    extra = {"depth_multiplier": 1} if depthwise else {}
+    mb.add_operator(op, [xi, wt, bt], [y], padding="VALID", stride_w=1, stride_h=1, **extra)
+    mb.mark_output(y)
+    model = mb.build()
+    got = {}
+    for target in ("cortex-m4", "cortex-m3", "host-x64"):
+        ip = Interpreter(model, target=target)
+        ip.allocate_tensors()
+        ip.set_input(0, x)
+        ip.invoke()
+        got[target] = ip.get_output(0).copy()
+    want = _fused_reference(x, w, b, depthwise)
+    assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(got["cortex-m3"], got["host-x64"])
+    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+
+
+def _fmaf(a: float, b: float, c: float) -> np.float32:
+    return _round_to_f32(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)))
+
+
+def test_float_svdf_fuses_both_dot_products_on_fpu_targets() -> None:
+    """EvalFloatSvdfReference: ``dot_prod += w * x`` (feature) and ``scratch += w_time *
+    state`` (time), each fused on the Cortex-M4; bias + scratch is a plain add. Two invokes
+    from a zero state, rank 1, memory 2, written out here with exact-rational fmaf."""
+    from tinyarena import Interpreter
+    from tinyarena.builder import ModelBuilder
+
+    rng = np.random.default_rng(12)
+    n_in, units, memory = 24, 8, 2
+    wf = rng.normal(size=(units, n_in)).astype(F)
+    wt = rng.normal(size=(units, memory)).astype(F)
+    bias = rng.normal(size=units).astype(F)
+    xs = [rng.normal(size=(1, n_in)).astype(F) for _ in range(2)]
+    mb = ModelBuilder()
+    xi = mb.add_input("x", (1, n_in), "float32")
+    st = mb.add_tensor("state", (1, memory * units), "float32", is_variable=True)
+    y = mb.add_tensor("y", (1, units), "float32")
+    mb.add_operator("SVDF", [xi, mb.add_constant("wf", wf), mb.add_constant("wt", wt),
+                             mb.add_constant("b", bias), st], [y], rank=1,
+                    fused_activation_function="NONE")
+    mb.mark_output(y)
+    model = mb.build()
+    got = {}
+    for target in ("cortex-m4", "cortex-m3", "host-x64"):
+        ip = Interpreter(model, target=target)
+        ip.allocate_tensors()
+        for x in xs:
+            ip.set_input(0, x)
+            ip.invoke()
+        got[target] = ip.get_output(0).copy()
+    state = np.zeros((units, memory), F)
+    for x in xs:
+        state[:, :-1] = state[:, 1:]
+        for i in range(units):
+            acc = F(0)
+            for j in range(n_in):
+                acc = _fmaf(wf[i, j], x[0, j], acc)
+            state[i, -1] = acc
+    want = np.zeros(units, F)
+    for i in range(units):
+        acc = F(0)
+        for j in range(memory):
+            acc = _fmaf(wt[i, j], state[i, j], acc)
+        want[i] = F(bias[i] + acc)
+    assert np.array_equal(got["cortex-m4"].reshape(-1).view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(got["cortex-m3"], got["host-x64"])
+    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+
+
+def test_float_transpose_conv_fuses_on_fpu_targets() -> None:
+    """reference_ops::TransposeConv scatters ``output += input * filter`` over input pixels
+    (rows, columns, channels ascending): each a fused multiply-add on the Cortex-M4."""
+    from tinyarena import Interpreter
+    from tinyarena.builder import ModelBuilder
+
+    rng = np.random.default_rng(21)
+    h, w, cin, cout, k = 3, 3, 3, 2, 2
+    x = rng.normal(size=(1, h, w, cin)).astype(F)
+    filt = rng.normal(size=(cout, k, k, cin)).astype(F)
+    oh, ow = h + k - 1, w + k - 1
+    mb = ModelBuilder()
+    shape = mb.add_constant("shape", np.array([1, oh, ow, cout], np.int32))
+    xi = mb.add_input("x", x.shape, "float32")
+    y = mb.add_tensor("y", (1, oh, ow, cout), "float32")
+    mb.add_operator("TRANSPOSE_CONV", [shape, mb.add_constant("w", filt), xi], [y],
+                    padding="VALID", stride_w=1, stride_h=1)
+    mb.mark_output(y)
+    model = mb.build()
+    got = {}
+    for target in ("cortex-m4", "cortex-m3", "host-x64"):
+        ip = Interpreter(model, target=target)
+        ip.allocate_tensors()
+        ip.set_input(0, x)
+        ip.invoke()
+        got[target] = ip.get_output(0).copy()
+    want = np.zeros((1, oh, ow, cout), F)
+    for iy in range(h):
+        for ix in range(w):
+            for c in range(cin):
+                for ky in range(k):
+                    for kx in range(k):
+                        for oc in range(cout):
+                            want[0, iy + ky, ix + kx, oc] = _fmaf(
+                                x[0, iy, ix, c], filt[oc, ky, kx, c],
+                                want[0, iy + ky, ix + kx, oc])
+    assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(got["cortex-m3"], got["host-x64"])
+    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
