@@ -5,7 +5,8 @@ with their last two dimensions swapped when adj_x / adj_y is set; batch dimensio
 5) broadcast as numpy's. Types: float32, int8, int16 (all three tensors of one type).
 
 * float32: each sum starts at 0 and adds the float32 products in k order (one rounding per
-  product and per addition, as the reference loop compiles without FMA).
+  product and per addition, as the wheel's x86-64 build runs it; on a target with ``float_fma``
+  each step is one fused multiply-add, as GCC contracts the loop for a hard-float FPU).
 * int8 / int16: sum of (lhs - zp_lhs) * (rhs - zp_rhs) in int32 / int64, scaled by
   QuantizeMultiplier(double(float(s_lhs * s_rhs)) / s_out) (the int16 path through the 64-bit
   MultiplyByQuantizedMultiplier), plus the output zero point, clamped to the type. int16
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._fma import fma32
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
@@ -66,6 +68,7 @@ class OpData:
     out_shape: tuple[int, ...]  # the broadcast result shape (what ReshapeOutputTensor sets)
     quant: QuantParams | None
     product: int = -1  # float32: scratch workspace for one step's products, output-shaped
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
 
 
 def _allocate_transposed(ctx: PrepareContext, t: Tensor) -> None:
@@ -143,7 +146,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                           f"tensor {out.shape}; fix the output's shape")
     product = -1 if quantized else ctx.request_workspace(out_shape, np.float32,
                                                          persistent=False)
-    return OpData(lhs.type, adj_x, adj_y, ext_l, ext_r, out_shape, quant, product)
+    fused = not quantized and bool(getattr(ctx.target, "float_fma", False))
+    return OpData(lhs.type, adj_x, adj_y, ext_l, ext_r, out_shape, quant, product, fused)
 
 
 @c_float_env
@@ -161,6 +165,9 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         out[...] = 0.0  # the output is the accumulator (it never shares the inputs' memory)
         depth = int(np.shape(lhs)[-1])
         for k in range(depth):  # the reference's k order, one rounding per step
+            if data.fused:  # total += a * b contracted into one fmaf (a build with float_fma)
+                out[...] = fma32(lhs[..., :, k:k + 1], rhs[..., k:k + 1, :], out)
+                continue
             np.multiply(lhs[..., :, k:k + 1], rhs[..., k:k + 1, :], out=product)
             out += product
         return

@@ -18,6 +18,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_common import compute_padding_height_width
+from tinyarena.kernels._fma import fma32
 from tinyarena.kernels._ieee import c_float_env, c_min_max_inplace
 from tinyarena.kernels._quant import calculate_activation_range_float
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
@@ -44,6 +45,7 @@ class OpData:
     padded: int  # scratch workspace: the zero-padded input
     square: int  # scratch workspace: one tap's squares, output-shaped
     counts: int  # persistent workspace: taps per output position (float32, (out_h, out_w, 1))
+    fused: bool = False  # sums of squares as fused multiply-adds (the target's ``float_fma``)
 
 
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
@@ -83,7 +85,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     square = ctx.request_workspace((n, out_h, out_w, c), np.float32, persistent=False)
     counts_handle = ctx.request_workspace(counts.shape, np.float32, initial=counts)
     return OpData((n, h, w, c), (n, out_h, out_w, c), o.stride_h, o.stride_w, o.filter_height,
-                  o.filter_width, pad_h, pad_w, act_min, act_max, padded, square, counts_handle)
+                  o.filter_width, pad_h, pad_w, act_min, act_max, padded, square, counts_handle,
+                  bool(getattr(ctx.target, "float_fma", False)))
 
 
 @c_float_env
@@ -102,6 +105,9 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         for kx in range(data.filter_w):
             tap = padded[:, ky:ky + (out_h - 1) * data.stride_h + 1:data.stride_h,
                          kx:kx + (out_w - 1) * data.stride_w + 1:data.stride_w, :]
+            if data.fused:  # sum_squares += val * val as one fmaf (a build with float_fma)
+                out[...] = fma32(tap, tap, out)
+                continue
             np.multiply(tap, tap, out=square)
             out += square
     np.divide(out, ctx.workspace(data.counts), out=out)

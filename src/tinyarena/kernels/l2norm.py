@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._fma import fma32
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import multiply_by_quantized_multiplier, tensor_quant, wrap_int32
 from tinyarena.kernels._unary import map_row_chunks
@@ -39,12 +40,19 @@ class OpData:
     type: TensorType
     input_zero_point: int
     depth: int
+    fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
 
 
-def l2norm_float(rows: np.ndarray) -> np.ndarray:
-    """reference_ops::L2Normalization on (outer, depth) float32 rows."""
-    squares = np.multiply(rows, rows, dtype=np.float32)
-    total = np.cumsum(squares, axis=1, dtype=np.float32)[:, -1:]  # left to right, as in C
+def l2norm_float(rows: np.ndarray, fused: bool = False) -> np.ndarray:
+    """reference_ops::L2Normalization on (outer, depth) float32 rows; ``fused``: each
+    ``squared_l2_norm += val * val`` one fused multiply-add (a build with ``float_fma``)."""
+    if fused:
+        total = np.zeros((rows.shape[0], 1), np.float32)
+        for c in range(rows.shape[1]):
+            total = fma32(rows[:, c:c + 1], rows[:, c:c + 1], total)
+    else:
+        squares = np.multiply(rows, rows, dtype=np.float32)
+        total = np.cumsum(squares, axis=1, dtype=np.float32)[:, -1:]  # left to right, as in C
     norm = np.sqrt(total)
     norm = np.where(norm < EPSILON, EPSILON, norm)  # std::max(norm, epsilon)
     return np.divide(rows, norm, dtype=np.float32)
@@ -90,7 +98,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                           f"{out.shape} differ; fix the output tensor's shape")
     zero_point = tensor_quant(inp).zero_point if inp.type == TensorType.INT8 else 0
     depth = int(inp.shape[-1]) if len(inp.shape) else 1
-    return OpData(inp.type, zero_point, depth)
+    fused = inp.type == TensorType.FLOAT32 and bool(getattr(ctx.target, "float_fma", False))
+    return OpData(inp.type, zero_point, depth, fused)
 
 
 @c_float_env
@@ -101,7 +110,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     depth = max(data.depth, 1)
     rows, out_rows = x.reshape(-1, depth), out.reshape(-1, depth)
     if data.type == TensorType.FLOAT32:
-        map_row_chunks(l2norm_float, rows, out_rows)
+        map_row_chunks(lambda r: l2norm_float(r, data.fused), rows, out_rows)
     else:
         map_row_chunks(lambda r: l2norm_int8(r, data.input_zero_point), rows, out_rows)
 
