@@ -102,3 +102,19 @@ def test_l2_pool_sum_of_squares_is_an_fmaf_chain() -> None:
                         total = fmaf(v, v, total)
                 want[0, oy, ox, ch] = np.sqrt(total / np.float32(4))
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("target", ("host-x64", "cortex-m3", "cortex-m4"))
+def test_exp_uses_the_targets_c_library(target: str) -> None:
+    """EXP calls std::exp(float): glibc's expf on the wheel's host, newlib's (fdlibm without an
+    FPU) on Cortex-M builds; the profile's ``libm`` picks which (fdlibm's differs from glibc's
+    on these inputs, so the wiring is visible for cortex-m3)."""
+    from tinyarena.arena.targets import get_target
+    from tinyarena.kernels._libm import expf_for
+
+    x = np.linspace(-87, 88, 4001).astype(np.float32)
+    got = _run(_one_op("EXP", [("x", x.shape)], x.shape), [x], target)
+    want = expf_for(get_target(target).libm)(x)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    if get_target(target).libm == "newlib-fdlibm":
+        assert not np.array_equal(got, expf_for("glibc")(x))

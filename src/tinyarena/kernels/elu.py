@@ -20,7 +20,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._ieee import c_float_env
-from tinyarena.kernels._libm import expf, expm1f
+from tinyarena.kernels._libm import expf_for, expm1f
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels._unary import map_chunks
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
@@ -41,13 +41,16 @@ def elu_float(x: np.ndarray) -> np.ndarray:
     return np.where(x < 0, expm1f(x), x).astype(np.float32)
 
 
-def int8_table(s_in: float, zp_in: int, s_out: float, zp_out: int) -> np.ndarray:
-    """PopulateLookupTable<int8_t> with ELU's transform, indexed by uint8(q)."""
+def int8_table(s_in: float, zp_in: int, s_out: float, zp_out: int,
+               libm: str = "glibc") -> np.ndarray:
+    """PopulateLookupTable<int8_t> with ELU's transform, indexed by uint8(q); ``libm``: the
+    build's C library, whose expf the transform calls (``_libm.expf_for``)."""
     f32 = np.float32
     q = np.arange(-128, 128, dtype=np.int64)
     with np.errstate(all="ignore"):
         dequantized = f32(s_in) * (q - zp_in).astype(f32)
-        transformed = np.where(dequantized < 0, expf(dequantized) - f32(1.0), dequantized)
+        transformed = np.where(dequantized < 0, expf_for(libm)(dequantized) - f32(1.0),
+                               dequantized)
         inverse_scale = f32(1.0) / f32(s_out)
         scaled = (transformed * inverse_scale).astype(f32)
         s64 = scaled.astype(np.float64)  # roundf, exact in double for float32 values
@@ -82,7 +85,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     if inp.type != TensorType.INT8:
         return OpData(inp.type)
     (s_in, zp_in), (s_out, zp_out) = tensor_quant(inp), tensor_quant(out)
-    table = int8_table(s_in, zp_in, s_out, zp_out)
+    table = int8_table(s_in, zp_in, s_out, zp_out, str(getattr(ctx.target, "libm", "glibc")))
     return OpData(inp.type, ctx.request_workspace(table.shape, np.int8, initial=table))
 
 

@@ -33,7 +33,7 @@ from tinyarena.kernels._fixedpoint import (
     rounding_half_sum,
 )
 from tinyarena.kernels._ieee import c_float_env
-from tinyarena.kernels._libm import expf
+from tinyarena.kernels._libm import expf_for
 from tinyarena.kernels._quant import (
     INT32_MAX,
     INT32_MIN,
@@ -84,6 +84,7 @@ class OpData:
     type: TensorType
     depth: int
     params: QuantParams | None
+    libm: str = "glibc"  # float: the build's C library (std::exp)
 
 
 def _srmpot_param(x: np.ndarray, exponent: np.ndarray | int) -> np.ndarray:
@@ -162,12 +163,13 @@ def log_softmax_int8(rows: np.ndarray, p: QuantParams) -> np.ndarray:
     return np.where(diff > adjusted_diff_min, out, -128).astype(np.int8)
 
 
-def log_softmax_float(rows: np.ndarray) -> np.ndarray:
-    """reference_ops::LogSoftmax<float> on (outer, depth) rows."""
+def log_softmax_float(rows: np.ndarray, libm: str = "glibc") -> np.ndarray:
+    """reference_ops::LogSoftmax<float> on (outer, depth) rows; ``libm``: the build's C
+    library, whose expf std::exp calls (``_libm.expf_for``)."""
     f32 = np.float32
     row_max = np.fmax(np.fmax.reduce(rows, axis=1, keepdims=True), np.finfo(f32).min)
     shifted = np.subtract(rows, row_max, dtype=f32)
-    total = np.cumsum(expf(shifted), axis=1, dtype=f32)[:, -1:]
+    total = np.cumsum(expf_for(libm)(shifted), axis=1, dtype=f32)[:, -1:]
     log_sum = np.log(total.astype(np.float64)).astype(f32)
     return np.subtract(shifted, log_sum, dtype=f32)
 
@@ -187,7 +189,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                           f"{out.type.name.lower()}{out.shape} must have one type and shape")
     depth = int(inp.shape[-1]) if len(inp.shape) else 1
     if inp.type != TensorType.INT8:
-        return OpData(inp.type, depth, None)
+        return OpData(inp.type, depth, None, str(getattr(ctx.target, "libm", "glibc")))
     ctx.allocate_persistent(ctx.target.sizeof("LogSoftmaxOpData"))
     out_q = tensor_quant(out)
     if np.float32(out_q.scale) != OUTPUT_SCALE or out_q.zero_point != OUTPUT_ZERO_POINT:
@@ -203,7 +205,7 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     depth = max(data.depth, 1)
     rows, out_rows = x.reshape(-1, depth), out.reshape(-1, depth)
     if data.type == TensorType.FLOAT32:
-        map_row_chunks(log_softmax_float, rows, out_rows)
+        map_row_chunks(lambda r: log_softmax_float(r, data.libm), rows, out_rows)
     elif data.type == TensorType.INT8 and data.params is not None:
         params = data.params
         map_row_chunks(lambda r: log_softmax_int8(r, params), rows, out_rows)
