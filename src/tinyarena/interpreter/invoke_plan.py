@@ -20,8 +20,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Sequence
 
+import numpy as np
+
 from tinyarena.errors import KernelError, TinyArenaError
-from tinyarena.kernels.base import BindFn, EvalContext, EvalFn, Step
+from tinyarena.kernels.base import BindFn, EvalContext, EvalFn, InvokeAbort, Step
 from tinyarena.model.types import Operator
 
 
@@ -37,12 +39,16 @@ class InvokePlan:
         self.subgraph_index = subgraph_index
 
     def run(self) -> None:
+        """Every step in order. Float arithmetic runs in C's default IEEE environment (inf and
+        NaN, no warnings), as TFLM's kernels do: one errstate for the whole invoke, so that
+        bound steps need no per-op switch."""
         done = 0
         try:
-            for step in self.steps:
-                step()
-                done += 1
-        except TinyArenaError:
+            with np.errstate(all="ignore"):
+                for step in self.steps:
+                    step()
+                    done += 1
+        except (TinyArenaError, InvokeAbort):
             raise
         except Exception as exc:  # a foreign error inside a kernel: name the op
             op = self.operators[done] if done < len(self.operators) else None
