@@ -16,7 +16,7 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.interpreter.context import ArenaEvalContext
 from tinyarena.interpreter.invoke_plan import InvokePlan, compile_plan
-from tinyarena.kernels.base import BindFn, EvalFn, InvokeAbort, ResetFn
+from tinyarena.kernels.base import BindFn, EvalFn, ResetFn
 from tinyarena.model.types import Model, Operator
 
 
@@ -67,10 +67,7 @@ class Graph:
         if not 0 <= index < self.subgraph_count:
             raise KernelError(
                 f"subgraph {index} invoked, but the model has {self.subgraph_count} subgraphs")
-        try:
-            self._plans[index].run()
-        except InvokeAbort:  # kTfLiteAbort: the remaining operators do not run
-            return
+        self._plans[index].run()  # an aborting kernel ends its subgraph (InvokePlan.run)
 
     def reset_kernels(self) -> None:
         """MicroInterpreterGraph::ResetSubgraphs: every kernel's reset, subgraph and op order."""

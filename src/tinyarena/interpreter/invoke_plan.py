@@ -48,7 +48,9 @@ class InvokePlan:
                 for step in self.steps:
                     step()
                     done += 1
-        except (TinyArenaError, InvokeAbort):
+        except InvokeAbort:  # kTfLiteAbort (CIRCULAR_BUFFER): the remaining operators do not run
+            return
+        except TinyArenaError:
             raise
         except Exception as exc:  # a foreign error inside a kernel: name the op
             op = self.operators[done] if done < len(self.operators) else None
