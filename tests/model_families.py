@@ -1,0 +1,411 @@
+"""Builder-made stand-ins for the families of real TFLM models users bring: streaming wake-word
+models (microWakeWord), keyword spotters (DS-CNN, MicroNet), small image classifiers
+(MobileNet v1/v2, ST model zoo), activity recognition (conv + LSTM) and audio front ends.
+
+Each builder reproduces what the real exporter writes: per-channel int8 convolution weights
+(quantized_dimension 0 for CONV_2D, 3 for DEPTHWISE_CONV_2D), int32 biases whose scale is
+input scale times weight scale, int8 activations with the scales and zero points TFLite's
+converter picks (e.g. LOGISTIC and SOFTMAX outputs at 1/256 with zero point -128), resource
+variables initialised by a CALL_ONCE subgraph, float32 variants.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from flatbuffers import flexbuffers
+
+from tinyarena.builder import ModelBuilder
+from tinyarena.builder.model_builder import SubgraphBuilder
+
+I8 = "int8"
+F32 = "float32"
+Q = tuple[float, int]  # (scale, zero_point) of an int8 activation
+
+
+def _out_len(n: int, k: int, stride: int, padding: str, dilation: int = 1) -> int:
+    eff = (k - 1) * dilation + 1
+    return -(-n // stride) if padding == "SAME" else -(-(n - eff + 1) // stride)
+
+
+class Net:
+    """A subgraph under construction that tracks shapes and int8 quantization, so layers can
+    be chained like a Keras model (the exporter's naming aside)."""
+
+    def __init__(self, b: SubgraphBuilder, rng: np.random.Generator, quant: bool) -> None:
+        self.b, self.rng, self.quant = b, rng, quant
+        self.q: dict[int, Q] = {}
+        self.n = 0
+
+    def _name(self, kind: str) -> str:
+        self.n += 1
+        return f"{kind}_{self.n}"
+
+    @property
+    def dtype(self) -> str:
+        return I8 if self.quant else F32
+
+    def act(self, shape: tuple[int, ...], q: Q | None = None, kind: str = "t") -> int:
+        if not self.quant:
+            return self.b.add_tensor(self._name(kind), shape, F32)
+        q = q or (float(self.rng.uniform(0.02, 0.08)), int(self.rng.integers(-128, -100)))
+        t = self.b.add_tensor(self._name(kind), shape, I8, scale=q[0], zero_point=q[1])
+        self.q[t] = q
+        return t
+
+    def input(self, shape: tuple[int, ...], q: Q = (0.1, -128)) -> int:
+        t = self.act(shape, q, "input")
+        self.b.mark_input(t)
+        return t
+
+    def shape(self, t: int) -> tuple[int, ...]:
+        return self.b.tensor_shape(t)
+
+    def _weights(self, shape: tuple[int, ...], channel_axis: int, x: int) -> tuple[int, int]:
+        cout = shape[channel_axis]
+        if not self.quant:
+            w = self.rng.normal(0, 0.3, shape).astype(np.float32)
+            bias = self.rng.normal(0, 0.1, cout).astype(np.float32)
+            return self.b.add_constant(self._name("w"), w), self.b.add_constant(
+                self._name("b"), bias)
+        scales = self.rng.uniform(0.002, 0.02, cout).astype(np.float32)
+        w = self.rng.integers(-127, 128, shape).astype(np.int8)
+        wt = self.b.add_constant(self._name("w"), w, scale=scales, zero_point=0,
+                                 quantized_dimension=channel_axis)
+        bias_scale = (np.float32(self.q[x][0]) * scales).astype(np.float32)
+        bias = self.rng.integers(-2000, 2000, cout).astype(np.int32)
+        bt = self.b.add_constant(self._name("b"), bias, scale=bias_scale, zero_point=0)
+        return wt, bt
+
+    def conv(self, x: int, cout: int, k: tuple[int, int], stride: int = 1,
+             padding: str = "SAME", act: str = "RELU", depthwise: bool = False,
+             q: Q | None = None) -> int:
+        n, h, w, cin = self.shape(x)
+        if depthwise:
+            wt, bt = self._weights((1, k[0], k[1], cin), 3, x)
+            cout = cin
+        else:
+            wt, bt = self._weights((cout, k[0], k[1], cin), 0, x)
+        y = self.act((n, _out_len(h, k[0], stride, padding),
+                      _out_len(w, k[1], stride, padding), cout), q, "conv")
+        opts = dict(padding=padding, stride_w=stride, stride_h=stride,
+                    fused_activation_function=act)
+        if depthwise:
+            self.b.add_operator("DEPTHWISE_CONV_2D", [x, wt, bt], [y], depth_multiplier=1,
+                                **opts)
+        else:
+            self.b.add_operator("CONV_2D", [x, wt, bt], [y], **opts)
+        return y
+
+    def fc(self, x: int, units: int, act: str = "NONE", q: Q | None = None) -> int:
+        shape = self.shape(x)
+        wt, bt = self._weights((units, shape[-1]), 0, x)
+        if self.quant:  # TFLite's converter writes per-tensor FULLY_CONNECTED weights
+            b = self.b
+            scale = float(self.rng.uniform(0.003, 0.01))
+            wt = b.add_constant(self._name("fcw"), self.rng.integers(-127, 128, (
+                units, shape[-1])).astype(np.int8), scale=scale, zero_point=0)
+            bt = b.add_constant(self._name("fcb"), self.rng.integers(-3000, 3000, units)
+                                .astype(np.int32), scale=scale * self.q[x][0], zero_point=0)
+        y = self.act(shape[:-1] + (units,), q, "fc")
+        self.b.add_operator("FULLY_CONNECTED", [x, wt, bt], [y], fused_activation_function=act)
+        return y
+
+    def reshape(self, x: int, shape: tuple[int, ...]) -> int:
+        y = self.act(shape, self.q.get(x), "reshape")
+        s = self.b.add_constant(self._name("shape"), np.array(shape, np.int32))
+        self.b.add_operator("RESHAPE", [x, s], [y], new_shape=list(shape))
+        return y
+
+    def op(self, name: str, inputs: list[int | None], shape: tuple[int, ...],
+           q: Q | None = None, **options: object) -> int:
+        y = self.act(shape, q, name.lower())
+        self.b.add_operator(name, inputs, [y], **options)
+        return y
+
+    def const_i32(self, values: list[int]) -> int:
+        return self.b.add_constant(self._name("c"), np.array(values, np.int32))
+
+    def softmax(self, x: int) -> int:
+        return self.op("SOFTMAX", [x], self.shape(x), (1 / 256, -128), beta=1.0)
+
+    def logistic(self, x: int) -> int:
+        return self.op("LOGISTIC", [x], self.shape(x), (1 / 256, -128))
+
+
+def flex(**attributes: object) -> bytes:
+    return bytes(flexbuffers.Dumps(attributes))
+
+
+# -- wake word (microWakeWord) ----------------------------------------------------------------
+
+def _ring(net: Net, init: SubgraphBuilder, x: int, keep: int, name: str) -> int:
+    """microWakeWord's Stream layer: concatenate the stored last ``keep`` frames with the new
+    ones along time, store the newest ``keep`` back, return the concatenation."""
+    b = net.b
+    n, t, w, c = net.shape(x)
+    q = net.q.get(x)
+    extra = {} if q is None else {"scale": q[0], "zero_point": q[1]}
+    zero = np.full((n, keep, w, c), 0 if q is None else q[1],
+                   np.int8 if net.quant else np.float32)
+    ih = init.add_tensor(f"{name}_init_handle", (), "resource")
+    init.add_operator("VAR_HANDLE", [], [ih], container="", shared_name=name)
+    init.add_operator("ASSIGN_VARIABLE", [ih, init.add_constant(f"{name}_zeros", zero,
+                                                                 **extra)], [])
+    h = b.add_tensor(f"{name}_handle", (), "resource")
+    b.add_operator("VAR_HANDLE", [], [h], container="", shared_name=name)
+    state = net.act((n, keep, w, c), q, "state")
+    b.add_operator("READ_VARIABLE", [h], [state])
+    cat = net.op("CONCATENATION", [state, x], (n, keep + t, w, c), q, axis=1)
+    new = net.op("STRIDED_SLICE", [cat, net.const_i32([0, t, 0, 0]),
+                                   net.const_i32([n, keep + t, w, c]),
+                                   net.const_i32([1, 1, 1, 1])], (n, keep, w, c), q)
+    b.add_operator("ASSIGN_VARIABLE", [h, new], [])
+    return cat
+
+
+def wake_word(seed: int = 0, quant: bool = True) -> bytes:
+    """Streaming wake-word model: 3 new feature frames of 40 channels per invoke."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder()
+    net = Net(m, rng, quant)
+    init = m.add_subgraph("init")
+    m.add_operator("CALL_ONCE", [], [], init_subgraph_index=1)
+    x = net.input((1, 3, 40), (0.10196, -128))
+    x4 = net.reshape(x, (1, 3, 1, 40))
+    c1 = net.conv(_ring(net, init, x4, 2, "stream"), 24, (5, 1), padding="VALID")
+    ring = _ring(net, init, c1, 6, "stream_1")  # (1, 7, 1, 24)
+    a, bb = 12, 12
+    qa = net.q.get(ring)
+    ga = net.act((1, 7, 1, a), qa, "split")
+    gb = net.act((1, 7, 1, bb), qa, "split")
+    m.add_operator("SPLIT_V", [ring, net.const_i32([a, bb]), net.const_i32([3])], [ga, gb],
+                   num_splits=2)
+    da = net.conv(ga, 0, (7, 1), padding="VALID", depthwise=True)
+    tail = net.op("STRIDED_SLICE", [gb, net.const_i32([0, 4, 0, 0]),
+                                    net.const_i32([1, 7, 1, bb]), net.const_i32([1, 1, 1, 1])],
+                  (1, 3, 1, bb), qa)
+    db = net.conv(tail, 0, (3, 1), padding="VALID", depthwise=True, q=net.q.get(da))
+    mix = net.op("CONCATENATION", [da, db], (1, 1, 1, a + bb), net.q.get(da), axis=3)
+    pw = net.conv(mix, 32, (1, 1))
+    flat = net.reshape(pw, (1, 32))
+    logit = net.fc(flat, 1)
+    if not quant:
+        p = net.op("LOGISTIC", [logit], (1, 1))
+        m.mark_output(p)
+        return m.build()
+    p = net.logistic(logit)
+    out = m.add_tensor("Identity", (1, 1), "uint8", scale=1 / 256, zero_point=0)
+    m.add_operator("QUANTIZE", [p], [out])
+    m.mark_output(out)
+    return m.build()
+
+
+# -- keyword spotting (DS-CNN, MicroNet) ------------------------------------------------------
+
+def ds_cnn(seed: int = 0, quant: bool = True, micronet: bool = False) -> bytes:
+    """Arm ML-zoo DS-CNN (small): 49x10 MFCC in, 12 keywords out. ``micronet`` swaps the
+    average pool for PAD + a VALID conv and a MEAN over H and W, as MicroNet does."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder()
+    net = Net(m, rng, quant)
+    x = net.input((1, 49, 10, 1), (0.58, 83 - 128))
+    if micronet:
+        padded = net.op("PAD", [x, m.add_constant("pads", np.array(
+            [[0, 0], [4, 5], [1, 2], [0, 0]], np.int32))], (1, 58, 13, 1), net.q.get(x))
+        y = net.conv(padded, 16, (10, 4), 2, "VALID")
+    else:
+        y = net.conv(x, 16, (10, 4), 2)
+    for _ in range(2):
+        y = net.conv(y, 0, (3, 3), depthwise=True)
+        y = net.conv(y, 16, (1, 1))
+    n, h, w, c = net.shape(y)
+    if micronet:
+        pooled = net.op("MEAN", [y, net.const_i32([1, 2])], (1, 1, 1, c), keep_dims=True)
+    else:
+        pooled = net.op("AVERAGE_POOL_2D", [y], (1, 1, 1, c), net.q.get(y), padding="VALID",
+                        stride_w=w, stride_h=h, filter_width=w, filter_height=h)
+    flat = net.reshape(pooled, (1, c))
+    logits = net.fc(flat, 12)
+    m.mark_output(net.softmax(logits) if quant else net.op("SOFTMAX", [logits], (1, 12),
+                                                            beta=1.0))
+    return m.build()
+
+
+# -- image (MobileNet v2 0.25 style, ST model zoo heads) --------------------------------------
+
+def mobilenet(seed: int = 0, quant: bool = True, size: int = 32) -> bytes:
+    """Inverted residual blocks (expand 1x1, depthwise 3x3, project 1x1, ADD), a PAD before a
+    VALID stride-2 conv, HARD_SWISH x MUL(LOGISTIC) squeeze-excite, RESIZE and a two-scale
+    CONCATENATION like ST's heads, MEAN pooling, classifier."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder()
+    net = Net(m, rng, quant)
+    x = net.input((1, size, size, 3), (1 / 128, 0) if quant else (0.0, 0))
+    pads = m.add_constant("pads", np.array([[0, 0], [0, 1], [0, 1], [0, 0]], np.int32))
+    p = net.op("PAD", [x, pads], (1, size + 1, size + 1, 3), net.q.get(x))
+    y = net.conv(p, 8, (3, 3), 2, "VALID", act="RELU6")
+    e = net.conv(y, 16, (1, 1), act="RELU6")
+    d = net.conv(e, 0, (3, 3), depthwise=True, act="RELU6")
+    pr = net.conv(d, 8, (1, 1), act="NONE")
+    res = net.op("ADD", [y, pr], net.shape(y), fused_activation_function="NONE")
+    hs = net.op("HARD_SWISH", [res], net.shape(res))
+    n, h, w, c = net.shape(hs)
+    gap = net.op("MEAN", [hs, net.const_i32([1, 2])], (1, 1, 1, c), keep_dims=True)
+    gate = net.logistic(gap) if quant else net.op("LOGISTIC", [gap], (1, 1, 1, c))
+    se = net.op("MUL", [hs, gate], net.shape(hs), fused_activation_function="NONE")
+    down = net.conv(se, 16, (3, 3), 2, act="RELU", q=net.q.get(se))  # concat needs one scale
+    up = net.op("RESIZE_NEAREST_NEIGHBOR", [down, net.const_i32([h, w])], (1, h, w, 16),
+                net.q.get(down), align_corners=False, half_pixel_centers=True)
+    bil = net.op("RESIZE_BILINEAR", [down, net.const_i32([h, w])], (1, h, w, 16),
+                 net.q.get(down), align_corners=False, half_pixel_centers=True)
+    cat = net.op("CONCATENATION", [se, up, bil], (1, h, w, c + 32), net.q.get(se), axis=3)
+    head = net.conv(cat, 24, (1, 1), act="RELU6")
+    pooled = net.op("MEAN", [head, net.const_i32([1, 2])], (1, 24), keep_dims=False)
+    logits = net.fc(pooled, 10)
+    m.mark_output(net.softmax(logits) if quant else net.op("SOFTMAX", [logits], (1, 10),
+                                                            beta=1.0))
+    return m.build()
+
+
+# -- activity recognition (conv over time + LSTM) ---------------------------------------------
+
+def activity(seed: int = 0, quant: bool = False, steps: int = 24) -> bytes:
+    """Accelerometer window (1, steps, 3): EXPAND_DIMS, CONV_2D 1xk as CONV_1D, MAX_POOL,
+    SQUEEZE, UNIDIRECTIONAL_SEQUENCE_LSTM (8x8->16 cell state when int8), FC, SOFTMAX."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder()
+    net = Net(m, rng, quant)
+    x = net.input((1, steps, 3), (0.05, 3))
+    ex = net.op("EXPAND_DIMS", [x, net.const_i32([1])], (1, 1, steps, 3), net.q.get(x))
+    c = net.conv(ex, 16, (1, 5), act="RELU")
+    pooled = net.op("MAX_POOL_2D", [c], (1, 1, steps // 2, 16), net.q.get(c), padding="VALID",
+                    stride_w=2, stride_h=1, filter_width=2, filter_height=1)
+    seq = net.op("SQUEEZE", [pooled], (1, steps // 2, 16), net.q.get(pooled), squeeze_dims=[1])
+    n_state = 12
+    h = _lstm(net, seq, n_state)
+    last = net.op("STRIDED_SLICE", [h, net.const_i32([0, -1, 0]), net.const_i32([1, 0, 0]),
+                                    net.const_i32([1, 1, 1])], (1, n_state), net.q.get(h),
+                  begin_mask=0, end_mask=6, shrink_axis_mask=2)
+    logits = net.fc(last, 6)
+    m.mark_output(net.softmax(logits) if quant else net.op("SOFTMAX", [logits], (1, 6),
+                                                            beta=1.0))
+    return m.build()
+
+
+def _lstm(net: Net, x: int, n_state: int) -> int:
+    b, rng = net.b, net.rng
+    batch, steps, n_input = net.shape(x)
+    if not net.quant:
+        def w(shape: tuple[int, ...]) -> int:
+            return b.add_constant(net._name("lw"), rng.normal(0, 0.4, shape).astype(np.float32))
+        wi = [w((n_state, n_input)) for _ in range(4)]
+        wr = [w((n_state, n_state)) for _ in range(4)]
+        bias = [w((n_state,)) for _ in range(4)]
+        hs = b.add_tensor("h_state", (batch, n_state), F32, is_variable=True)
+        cs = b.add_tensor("c_state", (batch, n_state), F32, is_variable=True)
+        y = net.act((batch, steps, n_state))
+    else:
+        s_in = net.q[x][0]
+        q_h: Q = (0.0078125, 0)
+        wi, wr, bias = [], [], []
+        for _ in range(4):
+            sw, sr = (float(v) for v in rng.uniform(0.003, 0.02, 2))
+            wi.append(b.add_constant(net._name("wi"), rng.integers(-127, 128, (
+                n_state, n_input)).astype(np.int8), scale=sw, zero_point=0))
+            wr.append(b.add_constant(net._name("wr"), rng.integers(-127, 128, (
+                n_state, n_state)).astype(np.int8), scale=sr, zero_point=0))
+            bias.append(b.add_constant(net._name("lb"), rng.integers(-3000, 3000, n_state)
+                                       .astype(np.int32), scale=s_in * sw, zero_point=0))
+        hs = b.add_tensor("h_state", (batch, n_state), I8, scale=q_h[0], zero_point=q_h[1],
+                          is_variable=True)
+        cs = b.add_tensor("c_state", (batch, n_state), "int16", scale=2.0 ** -11,
+                          zero_point=0, is_variable=True)
+        y = net.act((batch, steps, n_state), q_h)
+    ins = [x, *wi, *wr, None, None, None, *bias, None, None, hs, cs, None, None, None, None]
+    b.add_operator("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], fused_activation_function="TANH",
+                   cell_clip=10.0, time_major=False)
+    return y
+
+
+# -- audio front end (TFLM's audio_preprocessor) ----------------------------------------------
+
+def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
+                   channels: int = 40) -> bytes:
+    """One 30 ms int16 frame in, 40 int8 features out: Window, FftAutoScale, Rfft, Energy,
+    FilterBank, SquareRoot, SpectralSubtraction, PCAN, FilterBankLog, then the float tail the
+    preprocessor appends (CAST, scale, QUANTIZE)."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    audio = b.add_input("audio", (1, frame), "int16")
+    hann = (np.sin(np.pi * (np.arange(frame) + 0.5) / frame) ** 2 * 4096).astype(np.int16)
+    windowed = b.add_tensor("windowed", (1, frame), "int16")
+    b.add_operator("SignalWindow", [audio, b.add_constant("window", hann)], [windowed],
+                   custom_options=flex(shift=12))
+    flat = b.add_tensor("flat", (frame,), "int16")
+    b.add_operator("RESHAPE", [windowed, b.add_constant("shape", np.array([frame], np.int32))],
+                   [flat], new_shape=[frame])
+    scaled = b.add_tensor("scaled", (frame,), "int16")
+    scale = b.add_tensor("scale_bits", (), "int32")
+    b.add_operator("SignalFftAutoScale", [flat], [scaled, scale], custom_options=flex())
+    bins = fft_length // 2 + 1
+    spectrum = b.add_tensor("spectrum", (2 * bins,), "int16")
+    b.add_operator("SignalRfft", [scaled], [spectrum],
+                   custom_options=flex(T=7, fft_length=fft_length))
+    energy = b.add_tensor("energy", (bins,), "uint32")
+    b.add_operator("SignalEnergy", [spectrum], [energy],
+                   custom_options=flex(start_index=0, end_index=bins))
+    starts = np.linspace(4, bins - 12, channels + 1).astype(np.int16)
+    widths = np.full(channels + 1, 8, np.int16)
+    weight_starts = (np.arange(channels + 1) * 8).astype(np.int16)
+    ramp = np.tile(np.linspace(0, 4095, 8).astype(np.int16), channels + 1)
+    bank = b.add_tensor("bank", (channels,), "uint64")
+    b.add_operator("SignalFilterBank", [
+        energy, b.add_constant("weights", ramp), b.add_constant("unweights", 4096 - ramp),
+        b.add_constant("freq_starts", starts), b.add_constant("weight_starts", weight_starts),
+        b.add_constant("widths", widths)], [bank], custom_options=flex(num_channels=channels))
+    root = b.add_tensor("root", (channels,), "uint32")
+    b.add_operator("SignalFilterBankSquareRoot", [bank, scale], [root], custom_options=flex())
+    clean = b.add_tensor("clean", (channels,), "uint32")
+    noise = b.add_tensor("noise", (channels,), "uint32")
+    b.add_operator("SignalFilterBankSpectralSubtraction", [root], [clean, noise],
+                   custom_options=flex(num_channels=channels, smoothing=409,
+                                       one_minus_smoothing=15975, alternate_smoothing=983,
+                                       alternate_one_minus_smoothing=15401, smoothing_bits=10,
+                                       min_signal_remaining=1638, clamping=False,
+                                       spectral_subtraction_bits=14))
+    lut = rng.integers(-2000, 8000, 125).astype(np.int16)
+    pcan = b.add_tensor("pcan", (channels,), "uint32")
+    b.add_operator("SignalPCAN", [clean, noise, b.add_constant("gain_lut", lut)], [pcan],
+                   custom_options=flex(snr_shift=6))
+    log = b.add_tensor("log", (channels,), "int16")
+    b.add_operator("SignalFilterBankLog", [pcan], [log],
+                   custom_options=flex(input_correction_bits=3, output_scale=1600))
+    as_float = b.add_tensor("as_float", (channels,), F32)
+    b.add_operator("CAST", [log], [as_float])
+    scaled_f = b.add_tensor("scaled_f", (channels,), F32)
+    b.add_operator("MUL", [as_float, b.add_constant("inv", np.array([1 / 25.6], np.float32))],
+                   [scaled_f], fused_activation_function="NONE")
+    shifted = b.add_tensor("shifted", (1, channels), F32)
+    b.add_operator("ADD", [scaled_f, b.add_constant("off", np.full((1, channels), -10.0,
+                                                                   np.float32))], [shifted],
+                   fused_activation_function="NONE")
+    out = b.add_tensor("features", (1, channels), I8, scale=0.10196, zero_point=-128)
+    b.add_operator("QUANTIZE", [shifted], [out])
+    b.mark_output(out)
+    return b.build()
+
+
+FAMILIES: dict[str, Callable[[], bytes]] = {
+    "wake_word_int8": lambda: wake_word(0, True),
+    "wake_word_float": lambda: wake_word(1, False),
+    "ds_cnn_int8": lambda: ds_cnn(0, True),
+    "micronet_int8": lambda: ds_cnn(2, True, micronet=True),
+    "ds_cnn_float": lambda: ds_cnn(3, False),
+    "mobilenet_int8": lambda: mobilenet(0, True),
+    "mobilenet_float": lambda: mobilenet(1, False),
+    "activity_float": lambda: activity(0, False),
+    "activity_int8": lambda: activity(1, True),
+    "audio_frontend": lambda: audio_frontend(0),
+}
