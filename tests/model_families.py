@@ -340,8 +340,14 @@ def _lstm(net: Net, x: int, n_state: int) -> int:
                           zero_point=0, is_variable=True)
         y = net.act((batch, steps, n_state), q_h)
     ins = [x, *wi, *wr, None, None, None, *bias, None, None, hs, cs, None, None, None, None]
+    inter: list[int] = []
+    if net.quant:  # the converter records each gate's calibrated range as an intermediate
+        inter = [b.add_tensor(net._name("intermediate"), (0,), "int16", scale=2.0 ** -12,
+                              zero_point=0) for _ in range(4)]
+        inter.append(b.add_tensor(net._name("intermediate"), (0,), I8, scale=0.007,
+                                  zero_point=-3))
     b.add_operator("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], fused_activation_function="TANH",
-                   cell_clip=10.0, time_major=False)
+                   cell_clip=10.0, time_major=False, intermediates=inter)
     return y
 
 
@@ -413,6 +419,137 @@ def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
     return b.build()
 
 
+# -- exporter habits ---------------------------------------------------------------------------
+
+def st_image_uint8_io(seed: int = 0) -> bytes:
+    """ST model zoo style: uint8 image in (batch -1 in the signature) QUANTIZEd to int8,
+    SAME stride-2 conv, pools with SAME padding, CONCATENATION, a requantizing int8 QUANTIZE,
+    MEAN, FULLY_CONNECTED straight from a rank-4 tensor, SOFTMAX, DEQUANTIZE
+    to a float output; a SignatureDef as the converter writes one."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder()
+    net = Net(m, rng, True)
+    image = m.add_input("image", (1, 16, 16, 3), "uint8", scale=1 / 255, zero_point=0,
+                        shape_signature=(-1, 16, 16, 3))
+    x = net.act((1, 16, 16, 3), (1 / 255, -128))
+    m.add_operator("QUANTIZE", [image], [x])
+    y = net.conv(x, 8, (3, 3), 2, act="RELU6")
+    y2 = net.conv(y, 0, (3, 3), depthwise=True, act="RELU6")
+    q2 = net.q.get(y2)
+    ap = net.op("AVERAGE_POOL_2D", [y2], (1, 4, 4, 8), q2, padding="SAME", stride_w=2,
+                stride_h=2, filter_width=3, filter_height=3, fused_activation_function="RELU")
+    mx = net.op("MAX_POOL_2D", [ap], (1, 2, 2, 8), q2, padding="SAME", stride_w=2, stride_h=2,
+                filter_width=2, filter_height=2)
+    wide = net.op("MAX_POOL_2D", [y2], (1, 2, 2, 8), q2, padding="VALID", stride_w=4,
+                  stride_h=4, filter_width=4, filter_height=4)
+    cat = net.op("CONCATENATION", [mx, wide], (1, 2, 2, 16), q2, axis=-1)
+    requant = net.act((1, 2, 2, 16), (q2[0] * 1.5, q2[1] + 7) if q2 else None)
+    m.add_operator("QUANTIZE", [cat], [requant])
+    mean = net.op("MEAN", [requant, net.const_i32([1, 2])], (1, 1, 1, 16), keep_dims=True)
+    probs = net.softmax(net.fc(mean, 5))
+    out = m.add_tensor("probabilities", (1, 5), F32)
+    m.add_operator("DEQUANTIZE", [probs], [out])
+    m.mark_output(out)
+    m.add_signature("serving_default")
+    return m.build()
+
+
+def int16x8(seed: int = 0) -> bytes:
+    """16x8 quantization (int16 activations with zero point 0, int8 weights, int64 biases), as
+    TFLite's converter writes for accuracy-sensitive audio models: CONV_2D, DEPTHWISE, ADD,
+    AVERAGE_POOL, FULLY_CONNECTED, and both LOGISTIC and SOFTMAX outputs."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 8, 8, 2), "int16", scale=1 / 4096, zero_point=0)
+
+    def weights(name: str, shape: tuple[int, ...], axis: int, in_scale: float
+                ) -> tuple[int, int]:
+        n = shape[axis]
+        sc = rng.uniform(0.002, 0.02, n).astype(np.float32)
+        w = b.add_constant(name, rng.integers(-127, 128, shape).astype(np.int8), scale=sc,
+                           zero_point=0, quantized_dimension=axis)
+        bias = b.add_constant(name + "_bias", rng.integers(-20000, 20000, n).astype(np.int64),
+                              scale=(sc * np.float32(in_scale)).astype(np.float32),
+                              zero_point=0)
+        return w, bias
+
+    def act(name: str, shape: tuple[int, ...], scale: float) -> int:
+        return b.add_tensor(name, shape, "int16", scale=scale, zero_point=0)
+
+    y = act("conv", (1, 4, 4, 6), 1 / 2048)
+    b.add_operator("CONV_2D", [x, *weights("w", (6, 3, 3, 2), 0, 1 / 4096)], [y],
+                   padding="SAME", stride_w=2, stride_h=2, fused_activation_function="RELU")
+    yd = act("dw", (1, 4, 4, 6), 1 / 2048)
+    b.add_operator("DEPTHWISE_CONV_2D", [y, *weights("wd", (1, 3, 3, 6), 3, 1 / 2048)], [yd],
+                   padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1)
+    s = act("sum", (1, 4, 4, 6), 1 / 1024)
+    b.add_operator("ADD", [y, yd], [s])
+    pooled = act("pool", (1, 1, 1, 6), 1 / 1024)
+    b.add_operator("AVERAGE_POOL_2D", [s], [pooled], padding="VALID", stride_w=4, stride_h=4,
+                   filter_width=4, filter_height=4)
+    flat = act("flat", (1, 6), 1 / 1024)
+    b.add_operator("RESHAPE", [pooled, b.add_constant("shape", np.array([1, 6], np.int32))],
+                   [flat])
+    fw = b.add_constant("fw", rng.integers(-127, 128, (4, 6)).astype(np.int8), scale=0.01,
+                        zero_point=0)
+    fb = b.add_constant("fb", rng.integers(-2000, 2000, 4).astype(np.int64), scale=0.01 / 1024,
+                        zero_point=0)
+    logits = act("logits", (1, 4), 1 / 512)
+    b.add_operator("FULLY_CONNECTED", [flat, fw, fb], [logits])
+    sig = act("sigmoid", (1, 4), 1 / 32768)
+    b.add_operator("LOGISTIC", [logits], [sig])
+    soft = act("softmax", (1, 4), 1 / 32768)
+    b.add_operator("SOFTMAX", [logits], [soft], beta=1.0)
+    b.mark_output(sig, soft)
+    return b.build()
+
+
+def exporter_habits(seed: int = 0, quant: bool = True) -> bytes:
+    """What older converters and Keras layers leave behind: activations with their own empty
+    buffer, two constants sharing one buffer, a bias-less FULLY_CONNECTED on a rank-3 input
+    with keep_num_dims (TimeDistributed Dense), MEAN over time, PADV2 with a pad value, a
+    bias-less CONV_2D, SQUEEZE, batch 2, two outputs."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder()
+    net = Net(m, rng, quant)
+    qx = {"scale": 0.05, "zero_point": 3} if quant else {}
+    x = m.add_input("x", (2, 10, 6), net.dtype, buffer=m.add_buffer(b""), **qx)
+    if quant:
+        net.q[x] = (0.05, 3)
+        w = m.add_constant("fw", rng.integers(-127, 128, (4, 6)).astype(np.int8), scale=0.01,
+                           zero_point=0)
+        cw = m.add_constant("cw", rng.integers(-127, 128, (5, 3, 3, 4)).astype(np.int8),
+                            scale=rng.uniform(0.002, 0.02, 5).astype(np.float32),
+                            zero_point=0)
+    else:
+        w = m.add_constant("fw", rng.normal(0, 0.3, (4, 6)).astype(np.float32))
+        cw = m.add_constant("cw", rng.normal(0, 0.3, (5, 3, 3, 4)).astype(np.float32))
+    y = net.act((2, 10, 4))
+    m.add_operator("FULLY_CONNECTED", [x, w, None], [y], keep_num_dims=True,
+                   fused_activation_function="RELU")
+    mean = net.op("MEAN", [y, net.const_i32([1])], (2, 4), keep_dims=False)
+    ex = net.reshape(mean, (2, 1, 1, 4))
+    q = net.q.get(ex)
+    pad_value = (m.add_constant("pad_value", np.array(q[1] + 5, np.int8), scale=q[0],
+                                zero_point=q[1]) if q
+                 else m.add_constant("pad_value", np.array(0.5, np.float32)))
+    pads = m.add_constant("pads", np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32))
+    padded = net.op("PADV2", [ex, pads, pad_value], (2, 3, 3, 4), q)
+    c = net.act((2, 1, 1, 5))
+    m.add_operator("CONV_2D", [padded, cw, None], [c], padding="VALID", stride_w=1, stride_h=1)
+    sq = net.op("SQUEEZE", [c], (2, 5), net.q.get(c))
+    qs = net.q.get(sq)
+    extra = {} if qs is None else {"scale": qs[0], "zero_point": qs[1]}
+    data = (rng.integers(-50, 50, (2, 5)).astype(np.int8) if quant
+            else rng.normal(0, 1, (2, 5)).astype(np.float32))
+    k1 = m.add_constant("k1", data, **extra)
+    k2 = m.add_tensor("k2", (2, 5), net.dtype, buffer=m._tensors[k1].buffer, **extra)
+    a1 = net.op("ADD", [sq, k1], (2, 5), fused_activation_function="NONE")
+    a2 = net.op("SUB", [a1, k2], (2, 5), fused_activation_function="NONE")
+    m.mark_output(a2, mean)
+    return m.build()
+
+
 FAMILIES: dict[str, Callable[[], bytes]] = {
     "wake_word_int8": lambda: wake_word(0, True),
     "wake_word_float": lambda: wake_word(1, False),
@@ -424,4 +561,8 @@ FAMILIES: dict[str, Callable[[], bytes]] = {
     "activity_float": lambda: activity(0, False),
     "activity_int8": lambda: activity(1, True),
     "audio_frontend": lambda: audio_frontend(0),
+    "st_image_uint8_io": lambda: st_image_uint8_io(0),
+    "int16x8": lambda: int16x8(0),
+    "exporter_habits_int8": lambda: exporter_habits(0, True),
+    "exporter_habits_float": lambda: exporter_habits(1, False),
 }
