@@ -63,7 +63,10 @@ class Net:
     def shape(self, t: int) -> tuple[int, ...]:
         return self.b.tensor_shape(t)
 
-    def _weights(self, shape: tuple[int, ...], channel_axis: int, x: int) -> tuple[int, int]:
+    def _weights(self, shape: tuple[int, ...], channel_axis: int, x: int,
+                 spread: float | None = None) -> tuple[int, int]:
+        """Weights and bias; ``spread``: scale the int8 weights so the layer's real outputs
+        have about that standard deviation (logits of a trained head)."""
         cout = shape[channel_axis]
         if not self.quant:
             w = self.rng.normal(0, 0.3, shape).astype(np.float32)
@@ -71,6 +74,10 @@ class Net:
             return self.b.add_constant(self._name("w"), w), self.b.add_constant(
                 self._name("b"), bias)
         scales = self.rng.uniform(0.002, 0.02, cout).astype(np.float32)
+        if spread is not None:
+            fan_in = int(np.prod(shape)) // cout
+            scales *= np.float32(spread / (np.sqrt(fan_in) * 73 * 40 * self.q[x][0]
+                                           * float(np.mean(scales))))
         w = self.rng.integers(-127, 128, shape).astype(np.int8)
         wt = self.b.add_constant(self._name("w"), w, scale=scales, zero_point=0,
                                  quantized_dimension=channel_axis)
@@ -90,13 +97,13 @@ class Net:
 
     def conv(self, x: int, cout: int, k: tuple[int, int], stride: int = 1,
              padding: str = "SAME", act: str = "RELU", depthwise: bool = False,
-             q: Q | None = None) -> int:
+             q: Q | None = None, spread: float | None = None) -> int:
         n, h, w, cin = self.shape(x)
         if depthwise:
             wt, bt = self._weights((1, k[0], k[1], cin), 3, x)
             cout = cin
         else:
-            wt, bt = self._weights((cout, k[0], k[1], cin), 0, x)
+            wt, bt = self._weights((cout, k[0], k[1], cin), 0, x, spread)
         if self.quant and q is None:
             q = self._calibrated(x, wt, k[0] * k[1] * (1 if depthwise else cin), act)
         y = self.act((n, _out_len(h, k[0], stride, padding),
@@ -282,6 +289,52 @@ def mobilenet(seed: int = 0, quant: bool = True, size: int = 32) -> bytes:
     logits = net.fc(pooled, 10)
     m.mark_output(net.softmax(logits) if quant else net.op("SOFTMAX", [logits], (1, 10),
                                                             beta=1.0))
+    return m.build()
+
+
+def ssd_detector(seed: int = 0, anchors_per_cell: int = 2, classes: int = 3) -> bytes:
+    """ST-zoo/SSD-style detector: an int8 backbone, a box and a class conv head per cell,
+    RESHAPE to (1, boxes, 4) and (1, boxes, classes + 1), DEQUANTIZE, and the float
+    TFLite_Detection_PostProcess custom op (fast NMS) with constant anchors: four outputs."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder()
+    net = Net(m, rng, True)
+    x = net.input((1, 24, 24, 3), (1 / 128, 0))
+    y = net.conv(x, 8, (3, 3), 2, act="RELU6")
+    y = net.conv(y, 0, (3, 3), 2, depthwise=True, act="RELU6")
+    feat = net.conv(y, 16, (1, 1), act="RELU6")  # (1, 6, 6, 16)
+    cells = 6 * 6
+    boxes = cells * anchors_per_cell
+    box_head = net.conv(feat, anchors_per_cell * 4, (3, 3), act="NONE")
+    cls_head = net.conv(feat, anchors_per_cell * (classes + 1), (3, 3), act="NONE",
+                        spread=1.5)
+    box_q = net.reshape(box_head, (1, boxes, 4))
+    cls_q = net.reshape(cls_head, (1, boxes, classes + 1))
+    box_f = m.add_tensor("raw_boxes", (1, boxes, 4), F32)
+    m.add_operator("DEQUANTIZE", [box_q], [box_f])
+    cls_f = m.add_tensor("raw_scores", (1, boxes, classes + 1), F32)
+    m.add_operator("DEQUANTIZE", [cls_q], [cls_f])
+    scores = m.add_tensor("scores_sigmoid", (1, boxes, classes + 1), F32)
+    m.add_operator("LOGISTIC", [cls_f], [scores])
+    grid = (np.arange(6) + 0.5) / 6
+    cy, cx = np.meshgrid(grid, grid, indexing="ij")
+    sizes = np.array([[0.2, 0.2], [0.35, 0.2]])[:anchors_per_cell]
+    anchors = np.concatenate([np.repeat(np.stack([cy.ravel(), cx.ravel()], 1),
+                                        anchors_per_cell, 0),
+                              np.tile(sizes, (cells, 1))], 1).astype(np.float32)
+    max_det = 10
+    outs = [m.add_tensor("detection_boxes", (1, max_det, 4), F32),
+            m.add_tensor("detection_classes", (1, max_det), F32),
+            m.add_tensor("detection_scores", (1, max_det), F32),
+            m.add_tensor("num_detections", (1,), F32)]
+    m.add_operator("TFLite_Detection_PostProcess",
+                   [box_f, scores, m.add_constant("anchors", anchors)], outs,
+                   custom_options=flex(max_detections=max_det, max_classes_per_detection=1,
+                                       detections_per_class=100, use_regular_nms=False,
+                                       nms_score_threshold=0.78, nms_iou_threshold=0.5,
+                                       num_classes=classes, y_scale=10.0, x_scale=10.0,
+                                       h_scale=5.0, w_scale=5.0))
+    m.mark_output(*outs)
     return m.build()
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from model_families import FAMILIES
+from model_families import FAMILIES, ssd_detector
 from tflm_oracle import (
     _feed,
     _outputs,
@@ -161,3 +161,29 @@ def test_family_sizes_on_targets(target: str, kernel_set: str) -> None:
                 continue
             layout = allocate_model(model, target=target, kernel_set=kernel_set)
             assert layout.min_arena >= layout.head + layout.tail > 0, name
+
+
+def test_ssd_detector_matches_wheel() -> None:
+    """An int8 detector ending in TFLite_Detection_PostProcess (fast NMS): arena, min arena
+    and the detections. Positions after num_detections are not written by TFLM (they keep
+    old arena bytes), so only the detections themselves are compared."""
+    model = ssd_detector()
+    try:
+        layout = allocate_model(read_model(model))
+    except UnsupportedOpError as exc:  # the op lands with branch ops-b
+        pytest.skip(str(exc))
+    steps = [model_random_inputs(model, seed) for seed in range(INVOKES)]
+    wheel = tflm_allocations(model, inputs=steps[0])
+    assert (layout.head, layout.tail) == (wheel.head, wheel.tail), wheel.text
+    cats = {k: (v.used, v.requested, v.count) for k, v in layout.categories.items()}
+    assert cats == wheel.categories, wheel.text
+    m = layout.min_arena
+    assert tflm_fits(model, m)[0] and not tflm_fits(model, m - 16)[0], m
+    counts = []
+    for got, want in zip(_ours(model, steps), tflm_invokes(model, steps)):
+        count = int(want[3][0])
+        counts.append(count)
+        assert np.array_equal(got[3], want[3])
+        for g, w in zip(got[:3], want[:3]):
+            assert np.array_equal(g[:, :count], w[:, :count]), (g, w)
+    assert 0 < min(counts) and max(counts) < 10, counts  # NMS and the threshold both bite
