@@ -102,10 +102,21 @@ def _const(t: Tensor | None) -> np.ndarray | None:
     return None if t is None or t.data is None else np.asarray(t.unpacked_data)
 
 
+def _require_quantized(t: Tensor, role: str) -> None:
+    """TFLM refuses a quantized conv whose input is not affine-quantized, and one whose output
+    scale is zero (CalculateActivationRangeQuantized's overflow check, or with no activation
+    an infinite multiplier that is undefined behaviour in C): both are broken exports."""
+    if tensor_quant(t).scale == 0.0:
+        raise KernelError(f"{role} tensor {t.name!r} is not quantized; a quantized kernel needs "
+                          f"a scale and zero point on its {role}")
+
+
 def conv_requant(kind: str, input_t: Tensor, filter_t: Tensor, output_t: Tensor,
                  activation: str, channels: int) -> ChannelRequant:
     """PopulateConvolutionQuantizationParams + CalculateActivationRangeQuantized (the
     CalculateOpData* of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV all call these)."""
+    _require_quantized(input_t, "input")
+    _require_quantized(output_t, "output")
     in_scale = tensor_quant(input_t).scale
     out_scale, out_zp = tensor_quant(output_t)
     m, s = per_channel_multipliers(in_scale, filter_scales(filter_t, "filter"), out_scale,
