@@ -707,7 +707,11 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
     ``arithmetic``: the TFLM version's (``_tflm_version``)."""
     in_scale, _ = tensor_quant(input_t)
     out_scale, out_zp = tensor_quant(output_t)
-    scales = filter_scales(filter_t, "filter")
+    # Unlike the convolutions, FULLY_CONNECTED never checks the filter's quantization type: an
+    # unquantized filter's TfLiteTensor scale reads 0, the multiplier is 0, TFLM runs it.
+    scales = np.asarray([tensor_quant(filter_t).scale], np.float32) \
+        if filter_t.quantization is None or len(filter_t.quantization.scale) == 0 \
+        else filter_scales(filter_t, "filter")
     per_channel = len(scales) > 1
     if per_channel:
         qdim = filter_t.quantization.quantized_dimension if filter_t.quantization else 0
