@@ -25,11 +25,7 @@ SENTINEL = "LSH_PROJECTION"
 
 # Ops whose kernels live on the parallel ops-b / ops-signal branches of issue 8. Whoever
 # merges empties this set: the tally test fails once an op listed here is supported.
-_PENDING_MERGE = frozenset({
-    "ADD_N", "BATCH_MATMUL", "CEIL", "CIRCULAR_BUFFER", "DIV", "ELU", "EXP", "FLOOR",
-    "FLOOR_DIV", "FLOOR_MOD", "L2_NORMALIZATION", "L2_POOL_2D", "LOG_SOFTMAX", "LOGICAL_AND",
-    "LOGICAL_OR", "NEG", "PRELU", "ROUND", "SQUARED_DIFFERENCE", "TFLite_Detection_PostProcess",
-})
+_PENDING_MERGE: frozenset[str] = frozenset()
 
 
 def _probe_model(name: str) -> bytes:

@@ -197,6 +197,15 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataComparison": (32, 4),
     "OpDataAbsRsqrt": (28, 4),  # elementwise.cc: 4 int32, bool, int-based enum, TfLiteType
     "OpDataVarHandle": (4, 4),
+    # ops-b (issue 8)
+    "OpDataSquaredDifference": (112, 8),  # bool + ArithmeticParams (int64 members)
+    "PreluParams": (28, 4),
+    "OpDataElu": (256, 1),  # elu.cc OpData: int8_t table[256]
+    "L2NormalizationParams": (4, 4),
+    "OpDataAddN": (40, 4),  # add_n.cc OpData: nine int32 and a scratch index
+    "OpDataCircularBuffer": (8, 4),
+    "QuantizationOpDataBatchMatmul": (28, 4),
+    "OpDataDetectionPostProcess": (112, 4),  # detection_postprocess.cc OpData
     # ops-a (issue 8)
     "OpDataMirrorPad": (20, 4),  # mirror_pad.cc: five ints
     "OpDataSelect": (1, 1),  # select.cc: one bool
@@ -280,6 +289,8 @@ _HOST_X64_COMP: dict[str, tuple[int, int]] = {
     "OpDataTransposeConv": (88, 8),
     "OpDataConcatenation": (80, 8),
     "OpDataAssignVariable": (4, 4),
+    "LogSoftmaxOpData": (40, 8),  # five int32 and two size_t
+    "OpDataBatchMatmul": (32, 8),  # three pointers and three bools
     "OpDataEmbeddingLookup": (16, 8),  # embedding_lookup.cc: float + size_t (ops-a)
     # decode_state*.h: vtable, context and profiler pointers, then the fields (ops-a)
     "DecodeStateLut": (72, 8),
@@ -323,6 +334,8 @@ _ARM32_INT_ENUMS: dict[str, tuple[int, int]] = {
     "SoftmaxParams": (56, 4),
     "OpDataTransposeConv": (72, 4),
     "OpDataConcatenation": (24, 4),
+    "LogSoftmaxOpData": (28, 4),
+    "OpDataBatchMatmul": (16, 4),
     "OpDataEmbeddingLookup": (8, 4),  # embedding_lookup.cc: float + size_t (ops-a)
     "DecodeStateLut": (36, 4),
     "DecodeStatePrune": (40, 4),

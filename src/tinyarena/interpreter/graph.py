@@ -15,7 +15,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError, TinyArenaError
 from tinyarena.interpreter.context import ArenaEvalContext
-from tinyarena.kernels.base import EvalFn, ResetFn
+from tinyarena.kernels.base import EvalFn, InvokeAbort, ResetFn
 from tinyarena.model.types import Model, Operator
 
 
@@ -63,6 +63,8 @@ class Graph:
         try:
             for fn, op, data in self._steps[index]:
                 fn(ctx, op, data)
+        except InvokeAbort:  # kTfLiteAbort: the remaining operators do not run
+            return
         except TinyArenaError:
             raise
         except Exception as exc:  # a foreign error inside a kernel: name the op

@@ -113,6 +113,27 @@ MODULES: dict[str, str] = {
     "SignalRfft": "signal.rfft",
     "SignalStacker": "signal.stacker",
     "SignalWindow": "signal.window",
+    # ops-b (issue 8): math, logical, pooling and detection ops
+    "CEIL": "ceil",
+    "EXP": "exp",
+    "FLOOR": "floor",
+    "NEG": "neg",
+    "ROUND": "round",
+    "DIV": "div",
+    "FLOOR_DIV": "floor_div",
+    "FLOOR_MOD": "floor_mod",
+    "LOGICAL_AND": "logical",
+    "LOGICAL_OR": "logical",
+    "SQUARED_DIFFERENCE": "squared_difference",
+    "ELU": "elu",
+    "PRELU": "prelu",
+    "L2_NORMALIZATION": "l2norm",
+    "L2_POOL_2D": "l2_pool_2d",
+    "ADD_N": "add_n",
+    "LOG_SOFTMAX": "log_softmax",
+    "CIRCULAR_BUFFER": "circular_buffer",
+    "BATCH_MATMUL": "batch_matmul",
+    "TFLite_Detection_PostProcess": "detection_postprocess",
 }
 
 

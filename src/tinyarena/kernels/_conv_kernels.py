@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._conv_common import (
     CHUNK_BYTES,
     GEMM_MACS_PER_CALL,
@@ -216,6 +217,7 @@ class ConvData:
     ws_tmp: int
     gemm_dtype: Any = np.float64  # of the padded input, im2col tiles, weights and GEMM sums
     fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
+    filter_finite: bool = True  # False: a constant float filter holds inf or NaN
 
 
 def float32_gemm_is_exact(filt: np.ndarray) -> bool:
@@ -334,15 +336,30 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         ws_tmp = scratch((chunk, out_c), np.int64)
     return ConvData(kind, geom, padding, groups, fmin, fmax, input_offset, rq, ws_wmat, bias,
                     acc_bias, acc_bias_const, -input_offset, exact_float, rows, pixels,
-                    ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype, fused)
+                    ws_padded, ws_cols, ws_acc, ws_acci, ws_tmp, gemm_dtype, fused,
+                    kind != KIND_FLOAT or filt is None or bool(np.isfinite(filt).all()))
+
+
+def padding_validity(geom: ConvGeometry) -> np.ndarray:
+    """(N, padded_h, padded_w, 1) bool: True where the padded buffer holds input, not padding.
+
+    TFLM's float kernels skip the taps that fall in the padding; multiplying the zero border
+    instead gives the same sums unless a weight is infinite or NaN (0 * inf is NaN). Kernels
+    use this mask only for such filters."""
+    valid = np.zeros(geom.padded_shape(1), bool)
+    geom.interior(valid)[...] = True
+    return valid
 
 
 def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, groups: int,
-                      out: np.ndarray, tmp: np.ndarray, fused: bool = False) -> None:
+                      out: np.ndarray, tmp: np.ndarray, fused: bool = False,
+                      valid: np.ndarray | None = None) -> None:
     """reference_ops::Conv's float32 sum in its own order: taps (ky, kx), then input channels;
     ``fused``: each ``total += a * b`` one fused multiply-add (a build with ``float_fma``).
 
     ``padded`` and ``filt`` are float32; ``out`` and ``tmp`` (N, out_h, out_w, out_c).
+    ``valid`` (:func:`padding_validity`): products of padded taps are dropped, as TFLM skips
+    those taps (needed only when a weight is not finite).
     """
     out_c = filt.shape[0]
     per_group = out_c // groups
@@ -355,12 +372,16 @@ def _conv_float_exact(padded: np.ndarray, geom: ConvGeometry, filt: np.ndarray, 
         for ky in range(geom.filter_h):
             for kx in range(geom.filter_w):
                 view = geom.tap(padded, ky, kx)
+                skip = None if valid is None else ~geom.tap(valid, ky, kx)
                 for c in range(g * cin_g, (g + 1) * cin_g):
                     w = filt[cols, ky, kx, c - g * cin_g]
                     if fused:
-                        a[...] = fma32(view[..., c:c + 1], w, a)
+                        total = fma32(view[..., c:c + 1], w, a)
+                        a[...] = total if skip is None else np.where(skip, a, total)
                         continue
                     np.multiply(view[..., c:c + 1], w, out=t)
+                    if skip is not None:
+                        np.copyto(t, 0.0, where=skip)
                     np.add(a, t, out=a)
 
 
@@ -415,13 +436,21 @@ def conv2d_eval_arrays(data: ConvData, x: np.ndarray, filt: np.ndarray,
                        bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
     """The conv itself, on arrays; ``ws(handle)`` returns a workspace."""
     geom = data.geom
-    if data.exact_float:
-        padded = ws(data.ws_padded)  # scratch: border and interior written every eval
+    # constant filters were checked at prepare; a runtime one is checked on the small exact
+    # path only (a large conv with a runtime non-finite filter keeps the zero-padding product)
+    finite = data.filter_finite and not (data.exact_float and not np.isfinite(filt).all())
+    if data.exact_float or not finite:
+        if data.exact_float:
+            padded = ws(data.ws_padded)  # scratch: border and interior written every eval
+            tmp = ws(data.ws_tmp).reshape(out.shape)
+        else:  # a non-finite filter: the exact path, on temporaries (a rare case)
+            padded = np.empty(geom.padded_shape(geom.in_c), np.float32)
+            tmp = np.empty(out.shape, np.float32)
         fill_border(padded, geom, data.border)
         fill_padded(padded, geom, x)
-        tmp = ws(data.ws_tmp).reshape(out.shape)
+        valid = None if finite else padding_validity(geom)
         _conv_float_exact(padded, geom, np.asarray(filt, np.float32), data.groups, out, tmp,
-                          data.fused)
+                          data.fused, valid)
         bias = data.bias if data.bias is not None or bias_arr is None else bias_arr
         if bias is not None:
             np.add(out, np.asarray(bias, np.float32), out=out)
@@ -480,6 +509,7 @@ def _chunk_end(data: ConvData, wmat: np.ndarray, bias_arr: np.ndarray | None,
     return _ConvChunkEnd(data, acc_bias, None, ws(data.ws_acci), ws(data.ws_tmp))
 
 
+@c_float_env
 def conv2d_eval(ctx: Any, op: Operator, data: ConvData) -> None:
     """ConvEval: reads input/filter/bias, writes the output view in place."""
     bias_arr = None
@@ -530,6 +560,7 @@ class DepthwiseData:
     # identity, so another set of workspaces rebuilds them.
     views: dict = field(default_factory=dict, compare=False, repr=False)
     fused: bool = False  # float sums as fused multiply-adds (the target's ``float_fma``)
+    filter_finite: bool = True  # False: a constant float filter holds inf or NaN
 
 
 def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
@@ -586,7 +617,9 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
                          bias, acc_bias, acc_bias_const, -input_offset, acc_dtype, rows,
                          ws_padded, ws_acc, ws_tmp, ws_acci, ws_tmpi,
                          fused=kind == KIND_FLOAT and bool(getattr(ctx.target, "float_fma",
-                                                                   False)))
+                                                                   False)),
+                         filter_finite=kind != KIND_FLOAT or filt is None
+                         or bool(np.isfinite(filt).all()))
 
 
 def _depthwise_chunks(data: DepthwiseData, padded: np.ndarray
@@ -604,6 +637,33 @@ def _depthwise_chunks(data: DepthwiseData, padded: np.ndarray
     return chunks
 
 
+def _depthwise_float_skipping_padding(
+        data: DepthwiseData, padded: np.ndarray, x: np.ndarray, weights: np.ndarray,
+        chunks: tuple[tuple[int, int, int, tuple[np.ndarray, ...]], ...],
+        out: np.ndarray) -> None:
+    """The float depthwise sums with the padded taps left out, as TFLM's loop skips them:
+    for a filter holding inf or NaN, where 0 * weight would be NaN (a rare case, computed on
+    temporaries)."""
+    geom = data.geom
+    valid = np.zeros(padded.shape, np.float32)
+    fill_phased_border(valid, geom, 0)
+    fill_phased(valid, geom, np.ones(x.shape, np.float32), data.depth_multiplier)
+    valid_taps = phased_taps(valid, geom)
+    for n, y0, y1, taps in chunks:
+        acc: np.ndarray | None = None
+        for t, tap in enumerate(taps):
+            inside = valid_taps[t][n, y0:y0 + data.chunk_rows]
+            if data.fused:  # total = fma(x, w, total) from 0, padded taps skipped
+                start = np.zeros(np.shape(tap), np.float32) if acc is None else acc
+                acc = np.where(inside == 0, start, fma32(tap, weights[t], start))
+                continue
+            product = np.where(inside == 0, np.float32(0.0),
+                               np.multiply(tap, weights[t], dtype=np.float32))
+            acc = product if acc is None else np.add(acc, product, dtype=np.float32)
+        if acc is not None:
+            out[n, y0:y1] = acc.reshape(out[n, y0:y1].shape)
+
+
 def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
                           bias_arr: np.ndarray | None, out: np.ndarray, ws: Any) -> None:
     geom = data.geom
@@ -615,6 +675,13 @@ def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
     chunks = _depthwise_chunks(data, padded)
     acc_all, tmp_all = ws(data.ws_acc), ws(data.ws_tmp)
     width = acc_all.shape[1] * acc_all.shape[2]
+    if data.kind == KIND_FLOAT and not data.filter_finite:
+        _depthwise_float_skipping_padding(data, padded, x, weights, chunks, out)
+        bias = data.bias if data.bias is not None else bias_arr
+        if bias is not None:
+            np.add(out, np.asarray(bias, np.float32), out=out)
+        clip_inplace(out, np.float32(data.float_min), np.float32(data.float_max))
+        return
     if data.kind == KIND_FLOAT:
         bias = data.bias if data.bias is not None else bias_arr
         direct = out.flags.c_contiguous
@@ -648,6 +715,7 @@ def depthwise_eval_arrays(data: DepthwiseData, x: np.ndarray, filt: np.ndarray,
                                work=ws(data.ws_acci)[:y1 - y0])
 
 
+@c_float_env
 def depthwise_eval(ctx: Any, op: Operator, data: DepthwiseData) -> None:
     """DepthwiseConvEval."""
     bias_arr = None
@@ -949,6 +1017,7 @@ def fully_connected_small(data: FullyConnectedData, x: np.ndarray, out: np.ndarr
     np.minimum(out2, np.float32(data.float_max), out=out2)
 
 
+@c_float_env
 def fully_connected_eval(ctx: Any, op: Operator, data: FullyConnectedData) -> None:
     """FullyConnectedEval."""
     if data.small:

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env, c_min_max_inplace
 from tinyarena.kernels._fixedpoint import (
     multiply_by_quantized_multiplier_inplace,
     srdhm_rdbp_inplace,
@@ -194,7 +195,7 @@ def float_binary(ufunc: np.ufunc, x1: np.ndarray, x2: np.ndarray, act_min: float
                  act_max: float, out: np.ndarray) -> None:
     """One float32 operation per element, then ActivationFunctionWithMinMax (max, then min)."""
     res = ufunc(x1, x2, dtype=np.float32)
-    res = np.minimum(np.maximum(res, np.float32(act_min)), np.float32(act_max))
+    c_min_max_inplace(res, np.float32(act_min), np.float32(act_max))
     out[...] = res.reshape(out.shape)
 
 
@@ -408,8 +409,7 @@ def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
         if run.clamp:
             if run.lo is None or run.hi is None:
                 raise KernelError("internal error: a clamped binary run has no bounds")
-            np.maximum(o, run.lo, out=o)
-            np.minimum(o, run.hi, out=o)
+            c_min_max_inplace(o, run.lo, run.hi)
         return
     if workspace is None:
         raise KernelError(f"internal error: the {kind} path of a binary op needs its workspace")
@@ -599,6 +599,7 @@ def _prepare_binary(spec: BinaryOp, ctx: PrepareContext, op: Operator) -> Binary
     return BinaryOpData(out.type, quant=quant, run=run)
 
 
+@c_float_env
 def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
     """Eval: the prepared plan run over input1, input2 into the output (see run_binary)."""
     run = data.run

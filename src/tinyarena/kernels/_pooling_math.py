@@ -18,6 +18,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_common import compute_padding_height_width
+from tinyarena.kernels._ieee import c_min_max_inplace
 from tinyarena.kernels._quant import (
     calculate_activation_range_float,
     calculate_activation_range_quantized,
@@ -205,8 +206,47 @@ def _source(x: np.ndarray, plan: PoolPlan, ws: Callable[[int], np.ndarray]) -> n
     return padded
 
 
+class _FloatMax:
+    """TFLM's float max loop, ``max = std::max(max, x)``, i.e. ``max < x ? x : max``: as
+    np.fmax it never picks a NaN, but on a tie of -0.0 and +0.0 it keeps the earlier one
+    (fmax may return either). Offers the two ufunc methods _gather uses; works in blocks so
+    the comparison masks stay small whatever the layer size."""
+
+    def __call__(self, a: np.ndarray | np.generic, b: np.ndarray | np.generic,
+                 out: np.ndarray) -> None:
+        if isinstance(a, np.ndarray) and a is out:  # acc = max(acc, tap)
+            flat, other = out.reshape(-1), np.asarray(b)
+            for start in range(0, flat.size, _MASK_BLOCK):
+                block = flat[start:start + _MASK_BLOCK]
+                source = other.reshape(-1)[start:start + _MASK_BLOCK] if other.ndim else other
+                np.copyto(block, source, where=block < source)
+            return
+        # acc = max(start value, first tap): keep the tap unless it is not above the start
+        flat, start_value = out.reshape(-1), np.asarray(a)
+        for start in range(0, flat.size, _MASK_BLOCK):
+            block = flat[start:start + _MASK_BLOCK]
+            mask = start_value < block
+            np.logical_not(mask, out=mask)
+            np.copyto(block, start_value, where=mask)
+
+    def accumulate(self, rows: np.ndarray, axis: int, out: np.ndarray) -> None:
+        np.fmax.accumulate(rows, axis=axis, out=out)
+        # A zero maximum carries the sign of the window's first zero: the running maximum
+        # first reaches zero at that tap (everything before it is negative), and later ties
+        # keep it.
+        last = out[-1]
+        zero = last == 0
+        if zero.any():
+            first = np.argmax(out == 0, axis=0)[None]
+            negative = np.signbit(np.take_along_axis(out, first, axis=0))[0]
+            last[zero] = np.where(negative[zero], -0.0, 0.0)
+
+
+_MASK_BLOCK = 2048
+
+
 def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | None,
-            rows: np.ndarray | None, combine: np.ufunc) -> None:
+            rows: np.ndarray | None, combine: np.ufunc | _FloatMax) -> None:
     """acc = the combination (add or fmax/maximum) of every window, in TFLM's tap order."""
     if plan.by_taps:
         if tmp is None:
@@ -218,7 +258,7 @@ def _gather(src: np.ndarray, plan: PoolPlan, acc: np.ndarray, tmp: np.ndarray | 
                 first = False
                 # TFLM starts from 0 (a float -0.0 becomes +0.0) or the lowest value (a NaN
                 # is skipped): combine the first tap with that start value.
-                combine(acc, plan.pad_value, out=acc)
+                combine(plan.pad_value, acc, out=acc)
                 continue
             np.copyto(tmp, src[:, ty, tx], casting="unsafe")
             combine(acc, tmp, out=acc)
@@ -269,8 +309,7 @@ def average_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
         acc += plan.half
         np.floor_divide(acc, plan.divisor, out=acc)
         acc *= tmp
-    np.maximum(acc, plan.lo, out=acc)
-    np.minimum(acc, plan.hi, out=acc)
+    c_min_max_inplace(acc, plan.lo, plan.hi)
     np.copyto(out, acc, casting="unsafe")
 
 
@@ -278,19 +317,18 @@ def max_pool(x: np.ndarray, p: PoolOpData, out: np.ndarray,
              ws: Callable[[int], np.ndarray]) -> None:
     """reference_ops::MaxPool / reference_integer_ops::MaxPool, then the activation clamp.
 
-    Starts from the type's lowest value; float uses fmax, which like TFLM's std::max loop
-    skips NaN inputs.
+    Starts from the type's lowest value; float uses :class:`_FloatMax`, TFLM's std::max loop
+    (NaN inputs skipped, the earlier of two signed zeros kept).
     """
     plan = _plan(p)
-    combine = np.fmax if p.type == _F32 else np.maximum
+    combine: np.ufunc | _FloatMax = _FloatMax() if p.type == _F32 else np.maximum
     acc = ws(plan.acc)
     if plan.by_taps:
         _gather(_source(x, plan, ws), plan, acc, ws(plan.tmp), None, combine)
     else:
         _gather(_source(x, plan, ws), plan, acc, None, ws(plan.rows), combine)
     np.copyto(out, acc)
-    np.maximum(out, plan.lo, out=out)
-    np.minimum(out, plan.hi, out=out)
+    c_min_max_inplace(out, plan.lo, plan.hi)
 
 
 __all__ = ["PoolOpData", "PoolPlan", "average_pool", "max_pool", "pool_op_data", "pool_plan"]

@@ -146,9 +146,13 @@ def _softmax_float(rows: np.ndarray, beta: float, libm: str = "glibc") -> np.nda
     """reference_ops::Softmax<float>: std::exp(float) (the build's C library's expf, ported
     bit-exactly in ``_libm``), sequential float32 sum, then divide."""
     f32 = np.float32
-    diff = (rows - rows.max(axis=1, keepdims=True)) * f32(beta)
+    # max = std::max(max, x) from the lowest float: a NaN never becomes the maximum
+    row_max = np.fmax(np.fmax.reduce(rows, axis=1, keepdims=True), np.finfo(f32).min)
+    diff = (rows - row_max) * f32(beta)
     exp = expf_for(libm)(diff)
-    total = np.cumsum(exp, axis=1, dtype=f32)[:, -1:]  # left-to-right, as the C loop
+    # left to right, as the C loop (sum = sum + exp: with NaNs, x86 keeps the sum's, and so
+    # does numpy; NaN sign bits match the wheel's, see tests/kernels/test_float_specials.py)
+    total = np.cumsum(exp, axis=1, dtype=f32)[:, -1:]
     return exp / total
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
     qrange,
@@ -98,6 +99,7 @@ def relu6_prepare(ctx: PrepareContext, op: Operator) -> Relu6OpData:
     return Relu6OpData(inp.type, iq.zero_point, six)
 
 
+@c_float_env
 def relu_eval(ctx: EvalContext, op: Operator, data: ReluOpData) -> None:
     """ReluEval: ReluFloat or ReluQuantized<T>."""
     if data.type == _F32:
@@ -113,6 +115,7 @@ def relu_quantized(x: np.ndarray, data: ReluOpData) -> np.ndarray:
     return np.clip(scaled + data.output_offset, data.act_min, data.act_max)
 
 
+@c_float_env
 def relu6_eval(ctx: EvalContext, op: Operator, data: Relu6OpData) -> None:
     """Relu6Eval: Relu6Float or Relu6Quantized<T> (val > upper ? upper : max(val, lower))."""
     if data.type == _F32:

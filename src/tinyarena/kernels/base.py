@@ -150,6 +150,12 @@ def check_workspace_initial(shape: tuple[int, ...], dtype: Any, persistent: bool
     return array
 
 
+class InvokeAbort(Exception):
+    """Raised by an eval that returns TFLM's kTfLiteAbort (CIRCULAR_BUFFER between its
+    strides): the interpreter skips the rest of the subgraph and the invoke still succeeds,
+    as the wheel's does. Not an error, so not a TinyArenaError."""
+
+
 InitFn = Callable[[InitContext, Operator], None]
 PrepareFn = Callable[[PrepareContext, Operator], Any]
 EvalFn = Callable[[EvalContext, Operator, Any], None]

@@ -28,7 +28,7 @@ _ANY = "any"
 WHEEL_OPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "ABS": (_F, _I8, _I16),
     "ADD": (_F, _I8, _I16, _I32),
-    "ADD_N": (_F, _I8, _I32),
+    "ADD_N": (_F, _I8),
     "ARG_MAX": (_F, _I8),
     "ARG_MIN": (_F, _I8),
     "ASSIGN_VARIABLE": (_ANY,),
@@ -83,7 +83,7 @@ WHEEL_OPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "MINIMUM": (_F, _I8, _I16, _I32, _I64),
     "MIRROR_PAD": (_F, _I8),
     "MUL": (_F, _I8, _I16, _I32),
-    "NEG": (_F, _I8),
+    "NEG": (_F,),
     "NOT_EQUAL": (_F, _I8, _I16, _I32, _I64, _B),
     "PACK": (_F, _I8, _I16, _I32, _I64),
     "PAD": (_F, _I8, _I16, _I32),

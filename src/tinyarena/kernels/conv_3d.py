@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._conv_common import compute_out_size, gemm, padding_with_offset
 from tinyarena.kernels._conv_kernels import EXACT_FLOAT_WORK, constant_workspace
 from tinyarena.kernels._quant import calculate_activation_range_float, clip_inplace
@@ -210,6 +211,7 @@ def _sum_by_gemm(data: OpData, padded: np.ndarray, weights: np.ndarray, out: np.
     np.copyto(out, acc.reshape(out.shape), casting="same_kind")
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """EvalFloat with the reference kernel: conv sum, + bias, clamp to the activation."""
     geom = data.geom

@@ -6,6 +6,7 @@ input and output.
 
 from __future__ import annotations
 
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quantize_math import DequantizeOpData, dequantize, dequantize_op_data
 from tinyarena.kernels._unary import io_tensors, map_unary
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
@@ -28,6 +29,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> DequantizeOpData:
     return dequantize_op_data(inp, out)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: DequantizeOpData) -> None:
     """The reference arithmetic of _quantize_math, written into the output view."""
     map_unary(ctx, op, lambda v: dequantize(v, data))

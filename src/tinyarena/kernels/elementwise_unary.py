@@ -235,11 +235,18 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
 
 
 def _float_libm(fn: np.ufunc) -> Callable[[np.ndarray], np.ndarray]:
-    """sinf/cosf/logf: the float64 function rounded once to float32."""
+    """sinf/cosf/logf: the float64 function rounded once to float32. Outside the domain
+    (log of a negative number or -inf, sin or cos of an infinity) glibc returns the x86
+    default NaN, whose sign bit is set; a NaN input comes back as it went in (quieted)."""
     def apply(v: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return fn(v.astype(np.float64)).astype(np.float32)
+            y = fn(v.astype(np.float64)).astype(np.float32)
+        invalid = np.isnan(y) & ~np.isnan(v)
+        return np.where(invalid, _DEFAULT_NAN, y) if invalid.any() else y
     return apply
+
+
+_DEFAULT_NAN = np.array([0xFFC00000], np.uint32).view(np.float32)[0]
 
 
 _LIBM: dict[str, np.ufunc] = {"SIN": np.sin, "COS": np.cos, "LOG": np.log}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import quantize_multiplier, tensor_quant
 from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
@@ -143,6 +144,7 @@ def hard_swish_float(x: np.ndarray) -> np.ndarray:
     return (x * relu6) / f32(6.0)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """HardSwishEval."""
     if data.type == _F32:

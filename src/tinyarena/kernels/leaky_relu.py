@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import (
     multiply_by_quantized_multiplier,
     qrange,
@@ -71,6 +72,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                   iq.zero_point, oq.zero_point)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """LeakyReluEval: reference_ops::LeakyRelu (float) or QuantizeLeakyRelu<T>."""
     if data.type == _F32:

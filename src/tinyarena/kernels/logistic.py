@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._libm import expf_for
 from tinyarena.kernels._sigmoid_tanh import (
     SigmoidTanhOpData,
@@ -66,6 +67,7 @@ def logistic_float(x: np.ndarray, libm: str = "glibc") -> np.ndarray:
     return np.where(x > _CUTOFF_UPPER, f32(1.0), np.where(below, e, mid))
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
     """LogisticEval."""
     if data.type == _F32:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._pooling_math import (
     PoolOpData,
     average_pool,
@@ -39,12 +40,14 @@ def prepare(ctx: PrepareContext, op: Operator) -> PoolOpData:
     return dataclasses.replace(data, plan=plan)
 
 
+@c_float_env
 def average_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
     """AverageEval (see _pooling_math.average_pool)."""
     average_pool(ctx.tensor_data(op.inputs[INPUT]), data, ctx.tensor_data(op.outputs[OUTPUT]),
                  ctx.workspace)
 
 
+@c_float_env
 def max_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
     """MaxEval (see _pooling_math.max_pool)."""
     max_pool(ctx.tensor_data(op.inputs[INPUT]), data, ctx.tensor_data(op.outputs[OUTPUT]),

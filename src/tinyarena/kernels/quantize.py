@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quantize_math import (
     QuantizeFast,
     QuantizeOpData,
@@ -46,6 +47,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     return OpData(data, quantize_fast(ctx, data, inp.element_count))
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """The reference arithmetic of _quantize_math, written into the output view."""
     if data.fast is not None:

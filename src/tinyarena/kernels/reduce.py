@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels._reduce_math import ReduceOpData, reduce, reduce_op_data, workspace_layout
 from tinyarena.kernels.base import (
@@ -63,6 +64,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> ReduceOpData | None:
                                                                      persistent=False))
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:
     """EvalMeanHelper / EvalSumHelper (see _reduce_math.reduce); the axis is read at eval."""
     out = ctx.tensor_data(op.outputs[OUTPUT])

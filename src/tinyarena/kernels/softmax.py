@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._softmax_math import SoftmaxOpData, softmax, softmax_op_data
 from tinyarena.kernels._unary import io_tensors
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
@@ -36,6 +37,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> SoftmaxOpData:
     return replace(softmax_op_data(op, inp, out), libm=ctx.target.libm)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: SoftmaxOpData) -> None:
     """SoftmaxEval: float, int8 (-> int8/int16) or int16 arithmetic (see _softmax_math)."""
     out = ctx.tensor_data(op.outputs[OUTPUT])

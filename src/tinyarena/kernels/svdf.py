@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels._svdf_math import (
     SvdfPlan,
@@ -127,6 +128,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     return OpData(rank, options.fused_activation_function, quant, plan)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """EvalSvdf: float or integer reference; the activation state is updated in place."""
     plan = data.plan

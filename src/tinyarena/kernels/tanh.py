@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._libm import tanhf
 from tinyarena.kernels._sigmoid_tanh import (
     SigmoidTanhOpData,
@@ -44,6 +45,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> SigmoidTanhOpData:
     return sigmoid_tanh_op_data("TANH", inp, out, pot_shifts=(0, 1))
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
     """TanhEval."""
     if data.type == _F32:

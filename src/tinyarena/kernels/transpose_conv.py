@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._conv_common import Padding, compute_padding_height_width, gemm
 from tinyarena.kernels._conv_kernels import (
     EXACT_FLOAT_WORK,
@@ -242,6 +243,7 @@ def _float_exact(data: OpData, x: np.ndarray, filt: np.ndarray, out: np.ndarray,
             np.add(dst, t, out=dst)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """TransposeConvEval."""
     x = ctx.tensor_data(op.inputs[INPUT])

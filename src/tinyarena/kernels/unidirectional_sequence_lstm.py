@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels._lstm_math import (
     GATE_TENSORS,
@@ -180,6 +181,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                   float(options.cell_clip), plan, quant)
 
 
+@c_float_env
 def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     """UnidirectionalSequenceLstmEval -> EvalLstm: the state tensors are updated in place."""
     x = ctx.tensor_data(op.inputs[INPUT])

@@ -1,0 +1,73 @@
+"""C's floating-point environment for the kernels' numpy arithmetic.
+
+TFLM's float kernels run with the default IEEE environment: overflow gives inf, 0/0 and
+inf - inf give NaN, and nothing traps or reports. numpy computes the same values but also
+emits RuntimeWarnings (errors under ``-W error``). Evals whose float arithmetic can meet inf,
+NaN or overflow run under :func:`c_float_env`, so a user sees the wheel's values and no
+warning. Float-to-integer conversions are not covered by this: where C converts a NaN or an
+out-of-range float to an integer, the kernel handles that case explicitly (x86's cvttss2si
+gives INT32_MIN), because numpy's cast would give a different value.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+from tinyarena.model.types import Operator, TensorType
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def c_float_env(fn: F) -> F:
+    """Decorate an eval ``fn(ctx, op, data)``: when the op's first input or first output is
+    float32, it runs with numpy's floating-point error reporting off, as C's defaults are.
+    Integer ops skip the (few microseconds of) errstate switch: their numpy arithmetic is
+    integer and reports nothing."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, op: Operator, data: Any) -> object:
+        if _touches_float(ctx, op):
+            with np.errstate(all="ignore"):
+                return fn(ctx, op, data)
+        return fn(ctx, op, data)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _touches_float(ctx: Any, op: Operator) -> bool:
+    for indices in (op.inputs, op.outputs):
+        if indices and indices[0] >= 0:
+            tensor = ctx.tensor(indices[0])
+            if tensor is not None and tensor.type == TensorType.FLOAT32:
+                return True
+    return False
+
+
+def c_min_max_inplace(a: np.ndarray, lo: float | np.ndarray | np.generic,
+                      hi: float | np.ndarray | np.generic) -> None:
+    """a = std::min(std::max(a, lo), hi) in place, with C++'s definitions: std::max(a, lo) is
+    ``a < lo ? lo : a`` and std::min(a, hi) is ``hi < a ? hi : a``. Unlike np.maximum and
+    np.minimum, a NaN passes and a -0.0 stays -0.0 against a bound of 0.0 (TFLM's
+    ActivationFunctionWithMinMax under RELU). Works in blocks, so the comparison masks stay
+    a few KiB whatever the tensor size."""
+    if not a.flags.c_contiguous:  # no flat view: one pass over the whole array
+        np.copyto(a, lo, where=a < lo, casting="unsafe")
+        np.copyto(a, hi, where=hi < a, casting="unsafe")
+        return
+    lo_arr, hi_arr = np.asarray(lo), np.asarray(hi)
+    per_element = lo_arr.ndim > 0 or hi_arr.ndim > 0
+    if per_element:  # bounds that broadcast against a (per channel): one pass
+        np.copyto(a, lo_arr, where=a < lo_arr, casting="unsafe")
+        np.copyto(a, hi_arr, where=hi_arr < a, casting="unsafe")
+        return
+    flat = a.reshape(-1)
+    for start in range(0, flat.size, _BLOCK):
+        block = flat[start:start + _BLOCK]
+        np.copyto(block, lo_arr, where=block < lo_arr, casting="unsafe")
+        np.copyto(block, hi_arr, where=hi_arr < block, casting="unsafe")
+
+
+_BLOCK = 4096
