@@ -407,7 +407,7 @@ def _lstm(net: Net, x: int, n_state: int) -> int:
 # -- audio front end (TFLM's audio_preprocessor) ----------------------------------------------
 
 def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
-                   channels: int = 40) -> bytes:
+                   channels: int = 40, integer_tail: bool = False) -> bytes:
     """One 30 ms int16 frame in, 40 int8 features out: Window, FftAutoScale, Rfft, Energy,
     FilterBank, SquareRoot, SpectralSubtraction, PCAN, FilterBankLog, then the float tail the
     preprocessor appends (CAST, scale, QUANTIZE)."""
@@ -456,7 +456,12 @@ def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
                    custom_options=flex(snr_shift=6))
     log = b.add_tensor("log", (channels,), "int16")
     b.add_operator("SignalFilterBankLog", [pcan], [log],
-                   custom_options=flex(input_correction_bits=3, output_scale=1600))
+                   custom_options=flex(input_correction_bits=3,
+                                       output_scale=48 if integer_tail else 1600))
+    if integer_tail:  # the int8 preprocessor's integer scaling: ((x * 256 + 333) / 666) - 128
+        out = _integer_tail(b, log, channels)
+        b.mark_output(out)
+        return b.build()
     as_float = b.add_tensor("as_float", (channels,), F32)
     b.add_operator("CAST", [log], [as_float])
     scaled_f = b.add_tensor("scaled_f", (channels,), F32)
@@ -470,6 +475,26 @@ def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
     b.add_operator("QUANTIZE", [shifted], [out])
     b.mark_output(out)
     return b.build()
+
+
+def _integer_tail(b: ModelBuilder, log: int, channels: int) -> int:
+    def step(op: str, x: int, value: int, name: str) -> int:
+        y = b.add_tensor(name, (channels,), "int32")
+        c = b.add_constant(name + "_c", np.array([value], np.int32))
+        opts = {} if op in ("MAXIMUM", "MINIMUM") else {"fused_activation_function": "NONE"}
+        b.add_operator(op, [x, c], [y], **opts)
+        return y
+
+    wide = b.add_tensor("log_i32", (channels,), "int32")
+    b.add_operator("CAST", [log], [wide])
+    y = step("MUL", wide, 256, "scaled")
+    y = step("ADD", y, 333, "rounded")
+    y = step("DIV", y, 666, "divided")
+    y = step("SUB", y, 128, "shifted")
+    y = step("MINIMUM", step("MAXIMUM", y, -128, "low"), 127, "high")
+    out = b.add_tensor("features", (channels,), I8)
+    b.add_operator("CAST", [y], [out])
+    return out
 
 
 # -- exporter habits ---------------------------------------------------------------------------
@@ -614,6 +639,7 @@ FAMILIES: dict[str, Callable[[], bytes]] = {
     "activity_float": lambda: activity(0, False),
     "activity_int8": lambda: activity(1, True),
     "audio_frontend": lambda: audio_frontend(0),
+    "audio_frontend_int_div": lambda: audio_frontend(1, integer_tail=True),
     "st_image_uint8_io": lambda: st_image_uint8_io(0),
     "int16x8": lambda: int16x8(0),
     "exporter_habits_int8": lambda: exporter_habits(0, True),
