@@ -224,3 +224,42 @@ def test_runtime_filter_and_bias_int8(op: str) -> None:
                   rng.integers(-2000, 2000, y_shape[-1]).astype(np.int32)]
         expected = tflm_run(model, inputs)[0]
         assert np.array_equal(run_kernels(model, inputs)[0], expected)
+
+
+def _unquantized_conv(op: str, drop: str, activation: str) -> bytes:
+    """An int8 conv whose input or output lost its quantization (a broken export)."""
+    b = ModelBuilder()
+    xq = {} if drop == "input" else {"scale": 0.1, "zero_point": -7}
+    yq = {} if drop == "output" else {"scale": 0.2, "zero_point": 3}
+    x = b.add_input("x", (1, 4, 4, 3), "int8", **xq)
+    shape, axis = ((3, 1, 1, 3), 0) if op == "CONV_2D" else ((1, 1, 1, 3), 3)
+    w = b.add_constant("w", np.ones(shape, np.int8), scale=[0.01, 0.02, 0.03], zero_point=0,
+                       quantized_dimension=axis)
+    y = b.add_tensor("y", (1, 4, 4, 3), "int8", **yq)
+    extra = {"depth_multiplier": 1} if op == "DEPTHWISE_CONV_2D" else {}
+    b.add_operator(op, [x, w, None], [y], padding="SAME", stride_w=1, stride_h=1,
+                   fused_activation_function=activation, **extra)
+    b.mark_output(y)
+    return b.build()
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+@pytest.mark.parametrize("drop,activation", [("input", "NONE"), ("output", "RELU")])
+def test_unquantized_int8_conv_tensors_are_refused_like_tflm(op: str, drop: str,
+                                                             activation: str) -> None:
+    """TFLM's Prepare refuses these (PopulateConvolutionQuantizationParams wants an affine
+    input; a zero output scale fails CalculateActivationRangeQuantized): a clear KernelError
+    naming the tensor, not a run on scale 0 nor a numpy warning."""
+    import warnings
+
+    from tflm_oracle import tflm_fits
+    from tinyarena.errors import KernelError
+    from tinyarena.interpreter import Interpreter
+
+    model = _unquantized_conv(op, drop, activation)
+    assert not tflm_fits(model, 1 << 20)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(KernelError, match=f"{drop} tensor '{'x' if drop == 'input' else 'y'}'"
+                                              " is not quantized"):
+            Interpreter(model).allocate_tensors()

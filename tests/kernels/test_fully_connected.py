@@ -126,3 +126,22 @@ def test_fully_connected_float_gemm_path_within_ulps() -> None:
     b.mark_output(y)
     x_in = rng.uniform(0, 1, (64, 256)).astype(np.float32)
     assert compare(b.build(), [x_in], "float32", max_ulps=32) > 0  # not TFLM's order
+
+
+def test_fully_connected_unquantized_int8_filter_runs_like_tflm() -> None:
+    """A filter exported without quantization: TFLM's TfLiteTensor reads its scale as 0, the
+    multiplier is 0 and every output is the output zero point (clamped) — the wheel runs it,
+    so tinyarena must too, with the same outputs and arena."""
+    from op_sweep import check_op
+
+    rng = np.random.default_rng(11)
+    b = ModelBuilder()
+    x = b.add_input("x", (2, 6), "int8", scale=0.05, zero_point=3)
+    w = b.add_constant("w", rng.integers(-127, 128, (4, 6)).astype(np.int8))
+    bias = b.add_constant("b", rng.integers(-500, 500, 4).astype(np.int32), scale=0.0005,
+                          zero_point=0)
+    y = b.add_tensor("y", (2, 4), "int8", scale=0.1, zero_point=-5)
+    b.add_operator("FULLY_CONNECTED", [x, w, bias], [y], fused_activation_function="RELU")
+    b.mark_output(y)
+    want = check_op(b.build(), [rng.integers(-128, 128, (2, 6)).astype(np.int8)])
+    assert want[0].size == 8

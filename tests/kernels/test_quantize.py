@@ -66,3 +66,23 @@ def test_int8_uint8_shift_fast_path_matches_tflm() -> None:
     compare(model, [full])
     back = single_op_model("QUANTIZE", (256,), "uint8", (0.05, 125), (256,), "int8", (0.05, -3))
     compare(back, [np.arange(256, dtype=np.uint8)])
+
+
+def test_unquantized_output_is_refused_like_tflm_with_the_real_reason() -> None:
+    """An exporter that forgot the output's scale: TFLM's Prepare fails (quantization type is
+    not affine); tinyarena refuses too, saying the scale is missing (not "per channel")."""
+    from tflm_oracle import tflm_fits
+    from tinyarena.builder import ModelBuilder
+    from tinyarena.errors import KernelError
+    from tinyarena.interpreter import Interpreter
+
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 4), "int8", scale=0.1, zero_point=-7)
+    y = b.add_tensor("y", (1, 4), "uint8")
+    b.add_operator("QUANTIZE", [x], [y])
+    b.mark_output(y)
+    model = b.build()
+    assert not tflm_fits(model, 1 << 20)[0]
+    with pytest.raises(KernelError, match="QUANTIZE output has no quantization") as info:
+        Interpreter(model).allocate_tensors()
+    assert "per channel" not in str(info.value)

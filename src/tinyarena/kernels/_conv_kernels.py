@@ -105,10 +105,21 @@ def _const(t: Tensor | None) -> np.ndarray | None:
     return None if t is None or t.data is None else np.asarray(t.unpacked_data)
 
 
+def _require_quantized(t: Tensor, role: str) -> None:
+    """TFLM refuses a quantized conv whose input is not affine-quantized, and one whose output
+    scale is zero (CalculateActivationRangeQuantized's overflow check, or with no activation
+    an infinite multiplier that is undefined behaviour in C): both are broken exports."""
+    if tensor_quant(t).scale == 0.0:
+        raise KernelError(f"{role} tensor {t.name!r} is not quantized; a quantized kernel needs "
+                          f"a scale and zero point on its {role}")
+
+
 def conv_requant(kind: str, input_t: Tensor, filter_t: Tensor, output_t: Tensor,
                  activation: str, channels: int) -> ChannelRequant:
     """PopulateConvolutionQuantizationParams + CalculateActivationRangeQuantized (the
     CalculateOpData* of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV all call these)."""
+    _require_quantized(input_t, "input")
+    _require_quantized(output_t, "output")
     in_scale = tensor_quant(input_t).scale
     out_scale, out_zp = tensor_quant(output_t)
     m, s = per_channel_multipliers(in_scale, filter_scales(filter_t, "filter"), out_scale,
@@ -877,7 +888,11 @@ def fully_connected_requant(kind: str, input_t: Tensor, filter_t: Tensor,
     ``arithmetic``: the TFLM version's (``_tflm_version``)."""
     in_scale, _ = tensor_quant(input_t)
     out_scale, out_zp = tensor_quant(output_t)
-    scales = filter_scales(filter_t, "filter")
+    # Unlike the convolutions, FULLY_CONNECTED never checks the filter's quantization type: an
+    # unquantized filter's TfLiteTensor scale reads 0, the multiplier is 0, TFLM runs it.
+    scales = np.asarray([tensor_quant(filter_t).scale], np.float32) \
+        if filter_t.quantization is None or len(filter_t.quantization.scale) == 0 \
+        else filter_scales(filter_t, "filter")
     per_channel = len(scales) > 1
     if per_channel:
         qdim = filter_t.quantization.quantized_dimension if filter_t.quantization else 0

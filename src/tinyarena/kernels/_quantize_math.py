@@ -91,7 +91,10 @@ class DequantizeOpData:
 def quantize_op_data(inp: Tensor, out: Tensor) -> QuantizeOpData:
     """PrepareQuantizeReference."""
     q = out.quantization
-    if q is None or len(q.scale) != 1:
+    if q is None or len(q.scale) == 0:
+        raise KernelError("QUANTIZE output has no quantization parameters; give the output "
+                          "tensor a scale and zero point (TFLM requires affine quantization)")
+    if len(q.scale) != 1:
         raise KernelError("QUANTIZE needs a per-tensor quantized output (exactly one scale); "
                           "TFLM does not quantize per channel here")
     if inp.type not in _QUANTIZE_INPUTS or out.type not in _QUANTIZE_OUTPUTS:
