@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import time
 from pathlib import Path
 from typing import Any

@@ -9,15 +9,45 @@ OfflineMemoryAllocation metadata. ``search_plan`` is the placement search on pla
 
 from __future__ import annotations
 
-from tinyarena.optimize.overlap import OVERLAP_MODES
-from tinyarena.optimize.pipeline import (
-    ArenaNumbers,
-    OptimizeResult,
-    optimal_layout,
-    optimize_model,
-)
-from tinyarena.optimize.placement import SearchResult, search_plan
-from tinyarena.optimize.reorder import OrderResult, best_order
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tinyarena.optimize.overlap import OVERLAP_MODES
+    from tinyarena.optimize.pipeline import (
+        ArenaNumbers,
+        OptimizeResult,
+        optimal_layout,
+        optimize_model,
+    )
+    from tinyarena.optimize.placement import SearchResult, search_plan
+    from tinyarena.optimize.reorder import OrderResult, best_order
+
+# public name -> module defining it, imported on first use: ``size`` and ``plan`` import
+# ``optimize.rules`` and ``optimize.safety`` only, and must not pay for the search.
+_LAZY: dict[str, str] = {
+    "OVERLAP_MODES": "tinyarena.optimize.overlap",
+    "ArenaNumbers": "tinyarena.optimize.pipeline",
+    "OptimizeResult": "tinyarena.optimize.pipeline",
+    "optimal_layout": "tinyarena.optimize.pipeline",
+    "optimize_model": "tinyarena.optimize.pipeline",
+    "SearchResult": "tinyarena.optimize.placement",
+    "search_plan": "tinyarena.optimize.placement",
+    "OrderResult": "tinyarena.optimize.reorder",
+    "best_order": "tinyarena.optimize.reorder",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tinyarena.optimize' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "ArenaNumbers",

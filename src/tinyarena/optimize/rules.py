@@ -12,15 +12,13 @@ rule permits are collisions: the plan is wrong for TFLM's kernels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tinyarena.arena import ArenaLayout, allocate_model
-from tinyarena.model.metadata import without_offline_plan
-from tinyarena.model.types import Model
-from tinyarena.optimize.graph import op_graph, supports_graph_edits
-from tinyarena.optimize.overlap import alias_groups, partial_overlaps
-from tinyarena.optimize.pipeline import _links, _problem
-from tinyarena.optimize.placement import linked_lower_bound
 from tinyarena.planning import Buffer, Plan, lower_bound, verify_plan
+
+if TYPE_CHECKING:
+    from tinyarena.arena import ArenaLayout
+    from tinyarena.model.types import Model
 
 RULE_TEXT = {
     "none": "no two live buffers share a byte",
@@ -88,6 +86,15 @@ def plan_rules(model: Model, layout: ArenaLayout, kernel_set: str = "reference")
     pairs = shared_pairs(layout)
     if not pairs:
         return PlanRules("none", plain, plain, ())
+    # A plan with shared bytes (an offline plan): only now the optimizer's modules, which a
+    # plain ``size`` or ``plan`` does not need to import.
+    from tinyarena.arena import allocate_model
+    from tinyarena.model.metadata import without_offline_plan
+    from tinyarena.optimize.graph import op_graph, supports_graph_edits
+    from tinyarena.optimize.overlap import alias_groups, partial_overlaps
+    from tinyarena.optimize.pipeline import _links, _problem
+    from tinyarena.optimize.placement import linked_lower_bound
+
     work = without_offline_plan(model)
     if not supports_graph_edits(work):
         return PlanRules("none", plain, plain,
