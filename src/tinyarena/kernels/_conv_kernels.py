@@ -231,8 +231,11 @@ def float32_gemm_is_exact(filt: np.ndarray) -> bool:
     are integers float32 represents exactly, so the result is the integer sum TFLM computes.
     Halves the GEMM's time and memory traffic (and the weight copy) for typical int8 layers.
     """
-    w = np.abs(np.asarray(filt, dtype=np.int64).reshape(filt.shape[0], -1))
-    return int(w.sum(axis=1).max(initial=0)) * 128 < (1 << 24)
+    a = np.asarray(filt)
+    # |int8| and |int8 + offset| (within 255) fit int16: a quarter of the int64 copy's bytes
+    narrow = a.dtype.kind in "iu" and a.dtype.itemsize == 1
+    w = np.abs(a.astype(np.int16 if narrow else np.int64).reshape(a.shape[0], -1))
+    return int(w.sum(axis=1, dtype=np.int64).max(initial=0)) * 128 < (1 << 24)
 
 
 def constant_workspace(ctx: Any, array: np.ndarray) -> int:
@@ -317,7 +320,7 @@ def conv2d_op_data(ctx: Any, op: Operator, input_i: int = 0, filter_i: int = 1,
         bias = None if bias_data is None else np.asarray(bias_data, np.float32)
     elif acc_bias_const:
         sums = np.zeros(out_c, np.int64) if filt is None else \
-            np.asarray(filt, np.int64).reshape(out_c, -1).sum(axis=1)
+            np.asarray(filt).reshape(out_c, -1).sum(axis=1, dtype=np.int64)
         acc_bias = folded_bias(sums, input_offset, bias_data)
     pixels = chunk_pixels(out_c)
     if not geom.is_pointwise:  # an im2col tile also stays within IM2COL_TILE_ELEMENTS
@@ -606,7 +609,7 @@ def depthwise_op_data(ctx: Any, op: Operator) -> DepthwiseData:
         bias = None if bias_data is None else np.asarray(bias_data, np.float32)
     elif acc_bias_const:
         sums = np.zeros(out_c, np.int64) if filt is None else \
-            np.asarray(filt, np.int64)[0].reshape(-1, out_c).sum(axis=0)
+            np.asarray(filt)[0].reshape(-1, out_c).sum(axis=0, dtype=np.int64)
         folded = folded_bias(sums, input_offset, bias_data)
         acc_bias = None if folded is None else folded.astype(acc_dtype)  # int32: wraps as C
     rows = max(1, min(geom.out_h, chunk_pixels(out_c) // max(1, geom.out_w)))
@@ -997,7 +1000,7 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
     filt = _const(filter_t)
     gemm_dtype: Any = np.float32 if exact_float else np.float64
     if kind == KIND_INT8 and filt is not None and float32_gemm_is_exact(
-            np.asarray(filt, np.int64).reshape(-1, accum_depth)[:output_depth] + filter_offset):
+            _offset_filter(filt, accum_depth, output_depth, filter_offset)):
         gemm_dtype = np.float32  # raw int8 inputs: the conv's bound holds
     # The GEMM weights are made by the interpreter only (sizing skips the conversion).
     ws_wmat = -1 if filt is None else lazy_constant_workspace(
@@ -1038,6 +1041,16 @@ def fully_connected_op_data(ctx: Any, op: Operator) -> FullyConnectedData:
                               input_offset, filter_offset, rq, ws_wmat, bias, exact_float,
                               ws_x, ws_acc, ws_acci, ws_tmp, acc_bias, acc_bias_const,
                               gemm_dtype, *small, fused=fused)
+
+
+def _offset_filter(filt: np.ndarray, accum_depth: int, output_depth: int,
+                   filter_offset: int) -> np.ndarray:
+    """The (output_depth, accum_depth) integer weights plus the filter offset: int16 when the
+    filter is 8-bit and the offset small (every sum fits), else int64."""
+    w = np.asarray(filt).reshape(-1, accum_depth)[:output_depth]
+    if w.dtype.kind in "iu" and w.dtype.itemsize == 1 and abs(filter_offset) <= 255:
+        return w.astype(np.int16) + np.int16(filter_offset)
+    return w.astype(np.int64) + filter_offset
 
 
 def _fc_wmat(filt: np.ndarray, output_depth: int, accum_depth: int, filter_offset: int,
