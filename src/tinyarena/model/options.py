@@ -27,6 +27,7 @@ defaults of its own table.
 from __future__ import annotations
 
 import enum
+import functools
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
@@ -41,10 +42,27 @@ if TYPE_CHECKING:
 else:  # the same frozen dataclasses, their methods generated on first use (cold start)
     from tinyarena.model._lazy_dataclass import dataclass
 
-# mypy types the functional Enum API only for literal member lists; this one comes from the schema.
-BuiltinOperator = enum.IntEnum(  # type: ignore[misc]
-    "BuiltinOperator", list(ENUMS["BuiltinOperator"].values), module=__name__)
-BuiltinOperator.__doc__ = "tflite::BuiltinOperator: every builtin operator code of the schema."
+if TYPE_CHECKING:
+    # mypy types the functional Enum API only for literal member lists; this one comes from
+    # the schema.
+    BuiltinOperator = enum.IntEnum(  # type: ignore[misc]
+        "BuiltinOperator", list(ENUMS["BuiltinOperator"].values), module=__name__)
+
+
+@functools.cache
+def _builtin_operator() -> Any:
+    """The ``BuiltinOperator`` enum, made on first use: about 200 members cost ~8 ms at import,
+    and reading or sizing a model never needs it (it works with ``ENUMS`` directly)."""
+    made = enum.IntEnum(  # type: ignore[misc]
+        "BuiltinOperator", list(ENUMS["BuiltinOperator"].values), module=__name__)
+    made.__doc__ = "tflite::BuiltinOperator: every builtin operator code of the schema."
+    return made
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BuiltinOperator":  # one class object on every access (pickling needs that)
+        return _builtin_operator()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 OPTIONS_UNIONS = ("BuiltinOptions", "BuiltinOptions2")
 
