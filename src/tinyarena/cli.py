@@ -288,7 +288,11 @@ class _Parser(argparse.ArgumentParser):
         return super().error(message)
 
 
-def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
+def build_parser(json_errors: bool = False, only: str | None = None
+                 ) -> argparse.ArgumentParser:
+    """The whole parser; with ``only``, just that subcommand's when its registrar is
+    ``_cmd_<only>`` (a cold ``tinyarena size`` then imports no other command's module;
+    its help, usage errors and defaults are the same). Other names get every subcommand."""
     parser = _Parser(
         prog="tinyarena",
         description="TensorFlow Lite Micro's tensor arena, byte for byte.")
@@ -296,7 +300,8 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="tinyarena's version and the TFLM version it emulates")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for register in COMMANDS:
+    chosen = [r for r in COMMANDS if only and r.__name__ == f"_cmd_{only}"]
+    for register in chosen or COMMANDS:
         register(sub)
     for command in sub.choices.values():
         command.json_errors = json_errors
@@ -307,7 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 1 tinyarena error, 2 usage error)."""
     started = time.perf_counter()  # --time-budget counts from here
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(json_errors="--json" in arguments)
+    parser = build_parser(json_errors="--json" in arguments,
+                          only=arguments[0] if arguments else None)
     args = parser.parse_args(arguments)  # usage errors exit 2 (as JSON with --json)
     args.started = started
     try:
