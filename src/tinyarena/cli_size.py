@@ -35,7 +35,7 @@ def size_record(model: str, *, target: str, arena_size: int | None,
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
-    from tinyarena.optimize.safety import plan_warnings
+    from tinyarena.model.metadata import plan_safety
     from tinyarena.report import explain_arena, render_size, size_dict
 
     try:
@@ -43,7 +43,11 @@ def size_record(model: str, *, target: str, arena_size: int | None,
         parsed = read_model(model)
         layout = allocate_model(parsed, target=profile, arena_size=arena_size)
         explained = explain_arena(parsed, layout)
-        warnings = plan_warnings(parsed, profile)
+        warnings: list[str] = []
+        if plan_safety(parsed) is not None:  # only a plan tinyarena optimize pinned
+            from tinyarena.optimize.safety import plan_warnings
+
+            warnings = plan_warnings(parsed, profile)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
     return {"model": model, **size_dict(layout, explained), "warnings": warnings,

@@ -19,8 +19,10 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 # Modules a plain ``size`` of a model without an offline plan must not import.
 NOT_FOR_SIZE = ("tinyarena.optimize.pipeline", "tinyarena.optimize.placement",
-                "tinyarena.optimize.reorder", "concurrent.futures.process", "tinyarena.cli_run",
-                "tinyarena.cli_whatif", "tinyarena.cli_ops", "statistics")
+                "tinyarena.optimize.reorder", "tinyarena.optimize.safety",
+                "tinyarena.optimize.margins", "tinyarena.kernels.catalog",
+                "concurrent.futures.process", "tinyarena.cli_run", "tinyarena.cli_whatif",
+                "tinyarena.cli_ops", "statistics")
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -144,8 +144,6 @@ def registration(op_name: str, kernel_set: str = "reference") -> Registration:
     """The kernel for ``op_name`` in ``kernel_set``; raises UnsupportedOpError when tinyarena
     has none. "cmsis-nn" is TFLM's ``kernels/cmsis_nn/`` folder: its kernels replace the
     reference ones of the same op, every other op keeps the reference kernel (as in the build)."""
-    from tinyarena.kernels.catalog import unsupported_op_message
-
     if kernel_set == "cmsis-nn":
         from tinyarena.kernels.cmsis_nn import cmsis_nn_registration
 
@@ -157,18 +155,25 @@ def registration(op_name: str, kernel_set: str = "reference") -> Registration:
                                  f"{', '.join(KERNEL_SETS)}", op_name=op_name)
     module_name = MODULES.get(op_name)
     if module_name is None:
-        raise UnsupportedOpError(unsupported_op_message(op_name), op_name=op_name)
+        raise UnsupportedOpError(_unsupported(op_name), op_name=op_name)
     try:
         module = importlib.import_module(f"tinyarena.kernels.{module_name}")
     except ModuleNotFoundError as exc:
         if exc.name != f"tinyarena.kernels.{module_name}":
             raise
-        raise UnsupportedOpError(unsupported_op_message(op_name), op_name=op_name) from None
+        raise UnsupportedOpError(_unsupported(op_name), op_name=op_name) from None
     registrations = getattr(module, "REGISTRATIONS", None)
     if registrations is not None:  # one module serving several ops (pooling, activations)
         return registrations[op_name]
     reg: Registration = module.REGISTRATION
     return reg
+
+
+def _unsupported(op_name: str) -> str:
+    # the catalog (and its dataclass) is imported only when an op has no kernel
+    from tinyarena.kernels.catalog import unsupported_op_message
+
+    return unsupported_op_message(op_name)
 
 
 def supported_ops() -> list[str]:
