@@ -61,6 +61,7 @@ def run_check(args: argparse.Namespace) -> int:
     job = functools.partial(check_record, target=args.target, budget=args.budget,
                             kernels=getattr(args, "kernels", None))
     records = run_batch(job, models, args.jobs, desc="check")
+    build = _build_words(args)
     errors = sum("error" in r for r in records)
     over = sum(r.get("fits") is False for r in records)
     status = EXIT_BAD_INPUT if errors else EXIT_OVER_BUDGET if over else EXIT_OK
@@ -69,7 +70,7 @@ def run_check(args: argparse.Namespace) -> int:
                              for r in records], CSV_COLUMNS)
     if args.json:
         print(json.dumps({"ok": status == EXIT_OK, "exit_code": status, "target": args.target,
-                          "budget": args.budget, "fits": len(records) - over - errors,
+                          "kernel_set": build[0], "tflm": build[1], "budget": args.budget, "fits": len(records) - over - errors,
                           "over_budget": over, "errors": errors, "models": records}, indent=2))
         return status
     for r in records:
@@ -81,9 +82,17 @@ def run_check(args: argparse.Namespace) -> int:
         else:
             print(f"OVER   {r['model']}: {r['min_arena']:,} bytes, {r['over_by']:,} over the "
                   f"{args.budget:,}-byte budget")
-    print(f"{len(records)} model(s) on {args.target}: {len(records) - over - errors} fit, "
-          f"{over} over budget, {errors} could not be sized")
+    print(f"{len(records)} model(s) on {args.target} (kernels {build[0]}, TFLM {build[1]}): "
+          f"{len(records) - over - errors} fit, {over} over budget, {errors} could not be sized")
     return status
+
+
+def _build_words(args: argparse.Namespace) -> tuple[str, str]:
+    """The kernel set and TFLM version the numbers hold for (they differ between builds)."""
+    from tinyarena.arena.targets import get_target
+
+    profile = get_target(args.target, getattr(args, "kernels", None))
+    return profile.kernel_set, profile.tflm_commit
 
 
 def add_check_parser(sub: Any) -> None:
