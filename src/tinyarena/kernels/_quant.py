@@ -217,8 +217,10 @@ def multiply_by_quantized_multiplier_int64(x: IntOrArray, quantized_multiplier: 
     reduced = np.where(qm < 0x7FFF0000, (qm + (1 << 15)) >> 16, 0x7FFF)
     total_shift = 15 - np.asarray(shift, dtype=np.int64)
     x64 = np.asarray(x, dtype=np.int64)
-    y = x64 * reduced + (np.int64(1) << (total_shift - 1))
-    return wrap_int32(y >> total_shift)
+    # a shift above 15 (extreme scales) makes both shift counts negative, undefined in C:
+    # x86-64 masks 64-bit shift counts to 6 bits
+    y = x64 * reduced + (np.int64(1) << ((total_shift - 1) & 63))
+    return wrap_int32(y >> (total_shift & 63))
 
 
 def multiply_by_quantized_multiplier_smaller_than_one_exp(
