@@ -101,3 +101,18 @@ def test_allocations_match_tflm(adj_x: bool, adj_y: bool, dtype: str, const: boo
     got = {k: (v.used, v.requested, v.count) for k, v in ours.categories.items()}
     assert (ours.head, ours.tail, ours.total) == (theirs.head, theirs.tail, theirs.total)
     assert got == theirs.categories
+
+
+def test_int16_shift_above_15_as_x86() -> None:
+    """Scales 1000 * 3 -> 1e-7: the 64-bit MultiplyByQuantizedMultiplier gets a shift above 15,
+    so its shift counts go negative (undefined in C); the wheel (x86-64) masks them to 6 bits."""
+    from op_sweep import check_op
+
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 1), "int16", scale=1000.0, zero_point=0)
+    w = b.add_input("w", (1, 1, 3, 1), "int16", scale=3.0, zero_point=0)
+    y = b.add_tensor("y", (1, 1, 1, 3), "int16", scale=1e-7, zero_point=0)
+    b.add_operator("BATCH_MATMUL", [x, w], [y], adj_x=True, adj_y=True)
+    b.mark_output(y)
+    check_op(b.build(), [np.array([[13474]], np.int16),
+                         np.array([-31659, 21249, -16296], np.int16).reshape(1, 1, 3, 1)])

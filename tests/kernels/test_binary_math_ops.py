@@ -213,3 +213,18 @@ def test_large_broadcasts_take_the_blocked_path_like_tflm(op: str, dtype: str) -
     if dtype == "int8" and op == "DIV":
         x2[x2 == quant[1][1]] = np.int8(quant[1][1] + (1 if quant[1][1] < 127 else -1))
     check(model, [values(rng, s1, dtype), x2])
+
+
+def test_div_int8_multiplier_from_double_quotient() -> None:
+    """Scales 0.047071375 / (0.047071375 * 10): float32 division gives 0.1f, which rounds
+    60/4 * 0.1 = 1.5 up (-81); the wheel's multiplier is the double quotient's and gives -82."""
+    from op_sweep import check_op
+
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 2), "int8", scale=0.047071375, zero_point=55)
+    z = b.add_input("z", (1, 2), "int8", scale=0.047071375, zero_point=55)
+    y = b.add_tensor("y", (1, 2), "int8", scale=10.0, zero_point=-83)
+    b.add_operator("DIV", [x, z], [y])
+    b.mark_output(y)
+    want = check_op(b.build(), [np.array([[115, 115]], np.int8), np.array([[59, 51]], np.int8)])
+    assert want[0][0, 0] == -82

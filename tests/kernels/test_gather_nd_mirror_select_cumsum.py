@@ -89,3 +89,17 @@ def test_mirror_pad_beyond_the_input(mode: str) -> None:
     model, _ = one_op("MIRROR_PAD", [("x", (shape, "int8")), ("p", np.array(pads, np.int32))],
                       [(out, "int8")], mode=mode)
     check_op(model, [random_array(np.random.default_rng(2), shape, "int8")])
+
+
+def test_int8_cumsum_output_multiplier_of_one_or_more_is_refused() -> None:
+    """2 * in_scale / (2**20 * out_scale) >= 1 trips QuantizeMultiplierSmallerThanOneExp's
+    check: the wheel aborts, tinyarena must refuse with an error (not run)."""
+    from tflm_oracle import tflm_fits
+    from tinyarena.errors import TinyArenaError
+    from tinyarena.interpreter import Interpreter
+
+    model, _ = one_op("CUMSUM", [("x", ((3,), "int8")), ("a", np.array(0, np.int32))],
+                      [((3,), "int8")], quant=(300.0, 69), out_quant=(1e-5, 8))
+    assert not tflm_fits(model, 1 << 20)[0]
+    with pytest.raises(TinyArenaError, match="CUMSUM"):
+        Interpreter(model).allocate_tensors()

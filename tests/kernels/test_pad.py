@@ -43,3 +43,30 @@ def test_pad_matches_tflm(op: str, dtype: str) -> None:
     for _ in range(5):
         model, data = _case(op, dtype, rng)
         assert_same_as_tflm(model, [data])
+
+
+@pytest.mark.parametrize("pads,out_shape", [([[1, 0], [0, 0]], (3, 2)),  # words 1,0,0,0: fits
+                                            ([[1, 0], [1, 0]], (3, 3))])  # words 1,0,0,0: refused
+def test_int64_paddings_read_as_int32_words(pads: list[list[int]],
+                                            out_shape: tuple[int, int]) -> None:
+    """PadPrepare reads the paddings with GetTensorData<int32_t> whatever their type, so int64
+    paddings are taken word by word: the wheel runs the first model and refuses the second."""
+    from op_sweep import check_op
+    from tinyarena.errors import TinyArenaError
+    from tinyarena.interpreter import Interpreter
+
+    b = ModelBuilder()
+    x = b.add_input("x", (2, 2), "float32")
+    p = b.add_constant("paddings", np.array(pads, np.int64))
+    y = b.add_tensor("y", out_shape, "float32")
+    b.add_operator("PAD", [x, p], [y])
+    b.mark_output(y)
+    model = b.build()
+    data = np.arange(4, dtype=np.float32).reshape(2, 2)
+    if out_shape == (3, 2):
+        check_op(model, [data])
+    else:
+        from tflm_oracle import tflm_fits
+        assert not tflm_fits(model, 1 << 20)[0]
+        with pytest.raises(TinyArenaError):
+            Interpreter(model).allocate_tensors()

@@ -146,3 +146,17 @@ def test_prelu_large_tensor_matches_tflm(dtype: str) -> None:
                         alpha=rng.integers(-128, 128, alpha_shape).astype(np.int8))
     info = np.iinfo(dtype)
     check(model, [rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)])
+
+
+def test_int8_prelu_left_shift_of_32_or_more_as_x86() -> None:
+    """Scales 10 -> 1e-7 give a multiplier above 2**31 (left shift >= 32): C's ``1 << shift``
+    is undefined there and the wheel (x86-64) masks the count to 5 bits."""
+    from op_sweep import check_op
+
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 4), "int8", scale=10.0, zero_point=78)
+    a = b.add_constant("alpha", np.array([90, -114, -8, 31], np.int8), scale=300.0, zero_point=58)
+    y = b.add_tensor("y", (1, 4), "int8", scale=1e-7, zero_point=-58)
+    b.add_operator("PRELU", [x, a], [y])
+    b.mark_output(y)
+    check_op(b.build(), [np.array([[123, 86, 66, 95]], np.int8)])

@@ -61,3 +61,14 @@ def test_int8_mean_by_hand() -> None:
                             extra_inputs=[np.array([1], np.int32)], keep_dims=False)
     ours, _ = compare(model, [np.array([[1, 2, 4]], np.int8)])
     assert ours[0].tolist() == [2]
+
+
+@pytest.mark.parametrize("op,axes", [("SUM", [-3]), ("MEAN", [0, 2]), ("SUM", [1])])
+def test_float_negative_zero_columns_sum_to_plus_zero(op: str, axes: list[int]) -> None:
+    """TFLM's sums start from 0.0f, so a reduced group of -0.0 (or a single -0.0) gives +0.0;
+    signed zeros must match too (check_op compares sign bits)."""
+    from op_sweep import check_op
+
+    x = np.array([[[-0.0, 1.5], [-0.0, -0.0]], [[-0.0, -2.0], [-0.0, -0.0]]], np.float32)
+    model = _case(np.random.default_rng(0), op, "float32", x.shape, axes, False)
+    check_op(model, [x])

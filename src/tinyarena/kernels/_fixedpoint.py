@@ -64,11 +64,12 @@ def multiply_by_quantized_multiplier_inplace(x: np.ndarray, multiplier: int, shi
                                              tmp: np.ndarray) -> None:
     """MultiplyByQuantizedMultiplier (int32 form, double rounding) on int64 ``x``, in place.
 
-    A positive ``shift`` is a left shift wrapped to int32 as C does; a negative one the rounding
-    right shift. ``multiplier`` must be non-negative (see :func:`srdhm_rdbp_inplace`).
+    A positive ``shift`` is a left shift wrapped to int32 as C does (count masked to 5 bits, as
+    x86-64 does for C's undefined ``1 << 32`` and up); a negative one the rounding right shift.
+    ``multiplier`` must be non-negative (see :func:`srdhm_rdbp_inplace`).
     """
     if shift > 0:
-        np.left_shift(x, shift, out=x)
+        np.left_shift(x, shift & 31, out=x)
         wrap_int32_inplace(x)
     srdhm_rdbp_inplace(x, multiplier, max(-shift, 0), tmp)
 

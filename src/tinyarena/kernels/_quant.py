@@ -179,6 +179,11 @@ def rounding_divide_by_pot(x: IntOrArray, exponent: IntOrArray) -> np.ndarray:
     return (x64 >> e) + (remainder > threshold)
 
 
+# C's ``1 << n`` for n >= 32 is undefined; x86-64's shift instructions use n & 31 (host-x64, the
+# wheel's build; a Cortex-M LSL by 32 or more gives 0 instead)
+X86_SHIFT_MASK = 31
+
+
 def multiply_by_quantized_multiplier(x: IntOrArray, quantized_multiplier: IntOrArray,
                                      shift: IntOrArray) -> np.ndarray:
     """TFLM MultiplyByQuantizedMultiplier(int32 x, ...), double rounding, vectorised.
@@ -187,9 +192,11 @@ def multiply_by_quantized_multiplier(x: IntOrArray, quantized_multiplier: IntOrA
     ``shift`` is a left shift done first in wrapping int32 arithmetic, as in C; a negative one
     a rounding right shift done last. Multiplier and shift may be scalars or arrays that
     broadcast against ``x`` (per-channel: shape ``(C,)`` against ``(..., C)``). Returns int64.
+    A left shift of 32 or more (a multiplier above 2**31, from extreme scales) is C's undefined
+    ``1 << left_shift``: the shift count is masked to 5 bits, as x86-64 (the wheel) does.
     """
     s = np.asarray(shift, dtype=np.int64)
-    left = np.maximum(s, 0)
+    left = np.maximum(s, 0) & X86_SHIFT_MASK
     right = np.maximum(-s, 0)
     x64 = np.asarray(x, dtype=np.int64)
     if np.any(left):
@@ -210,8 +217,10 @@ def multiply_by_quantized_multiplier_int64(x: IntOrArray, quantized_multiplier: 
     reduced = np.where(qm < 0x7FFF0000, (qm + (1 << 15)) >> 16, 0x7FFF)
     total_shift = 15 - np.asarray(shift, dtype=np.int64)
     x64 = np.asarray(x, dtype=np.int64)
-    y = x64 * reduced + (np.int64(1) << (total_shift - 1))
-    return wrap_int32(y >> total_shift)
+    # a shift above 15 (extreme scales) makes both shift counts negative, undefined in C:
+    # x86-64 masks 64-bit shift counts to 6 bits
+    y = x64 * reduced + (np.int64(1) << ((total_shift - 1) & 63))
+    return wrap_int32(y >> (total_shift & 63))
 
 
 def multiply_by_quantized_multiplier_smaller_than_one_exp(
@@ -223,8 +232,10 @@ def multiply_by_quantized_multiplier_smaller_than_one_exp(
 
 def multiply_by_quantized_multiplier_greater_than_one(
         x: IntOrArray, quantized_multiplier: IntOrArray, left_shift: IntOrArray) -> np.ndarray:
-    """TFLM MultiplyByQuantizedMultiplierGreaterThanOne: wrapping int32 left shift, then SRDHM."""
-    x64 = wrap_int32(np.asarray(x, dtype=np.int64) << np.asarray(left_shift, dtype=np.int64))
+    """TFLM MultiplyByQuantizedMultiplierGreaterThanOne: wrapping int32 left shift (count masked
+    to 5 bits as x86-64 does), then SRDHM."""
+    x64 = wrap_int32(np.asarray(x, dtype=np.int64)
+                     << (np.asarray(left_shift, dtype=np.int64) & X86_SHIFT_MASK))
     return saturating_rounding_doubling_high_mul(x64, quantized_multiplier)
 
 

@@ -133,6 +133,9 @@ def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData, out: np.n
     np.add.accumulate(cols, axis=0, out=cols)  # in place, sequential per output, as TFLM adds
     total = cols[-1]
     if data.type == _F32:
+        # TFLM's sums start from 0.0f, numpy's from the first element: an all -0.0 column
+        # sums to +0.0 there (adding +0.0 at the end changes nothing else)
+        total += np.float32(0)
         if data.op == "MEAN":
             np.divide(total.reshape(out.shape), np.float32(count), out=out)
         else:

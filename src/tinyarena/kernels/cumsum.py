@@ -20,7 +20,7 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels._quant import (
     calculate_activation_range_quantized,
     multiply_by_quantized_multiplier_smaller_than_one_exp,
-    quantize_multiplier,
+    quantize_multiplier_smaller_than_one_exp,
     tensor_quant,
     wrap_int32,
 )
@@ -72,9 +72,13 @@ def prepare(ctx: PrepareContext, op: Operator) -> CumsumData:
     ctx.allocate_persistent(ctx.target.sizeof("OpDataCumSum"))
     qi, qo = tensor_quant(inp), tensor_quant(out)
     twice_max_input_scale = 2 * float(qi.scale)
-    in_mult, in_shift = quantize_multiplier(float(qi.scale) / twice_max_input_scale)
-    out_mult, out_shift = quantize_multiplier(
-        twice_max_input_scale / ((1 << LEFT_SHIFT) * float(qo.scale)))
+    real_output = twice_max_input_scale / ((1 << LEFT_SHIFT) * float(qo.scale))
+    if not 0.0 < real_output < 1.0:  # QuantizeMultiplierSmallerThanOneExp: TFLM aborts
+        raise KernelError(f"int8 CUMSUM: 2 * input scale / (2**{LEFT_SHIFT} * output scale) is "
+                          f"{real_output:g}, TFLM needs it in (0, 1); raise the output scale")
+    in_mult, in_shift = quantize_multiplier_smaller_than_one_exp(
+        float(qi.scale) / twice_max_input_scale)
+    out_mult, out_shift = quantize_multiplier_smaller_than_one_exp(real_output)
     act_min, act_max = calculate_activation_range_quantized("NONE", qo.scale, qo.zero_point,
                                                             "int8")
     return CumsumData(-qi.zero_point, qo.zero_point, in_mult, in_shift, out_mult, out_shift,

@@ -10,8 +10,8 @@ so a model TFLM allocates is always sized.
 * int8 (DivElementwise): both offsets applied, the signs moved so the divisor is positive,
   the divisor's reciprocal from GetReciprocal (Q0.31 plus a shift), the dividend normalised
   by its leading sign bits, multiplied (MultiplyByQuantizedMultiplierGreaterThanOne), then
-  scaled by QuantizeMultiplier(s1 / (s2 * s_out)) (the quotient of the float32 scales taken in
-  float32, as TFLM does) with the total shift, offset and clamped. A zero divisor (x2 at its
+  scaled by QuantizeMultiplier(s1 / (s2 * s_out)) (the float32 scales divided in double, which
+  is what the wheel's results show) with the total shift, offset and clamped. A zero divisor (x2 at its
   zero point) is not checked by TFLM: its GetReciprocal(0) is ported with x86's shift masking.
   The 65536 possible input pairs are tabulated at prepare, so eval is one lookup per element.
 
@@ -124,7 +124,9 @@ def div_params(in1_q: tuple[float, int], in2_q: tuple[float, int], out_q: tuple[
                                                             np.int8)
     s1, s2, so = (np.float32(s) for s in (in1_q[0], in2_q[0], out_q[0]))
     with np.errstate(all="ignore"):  # zero scales give inf, as in C
-        real = float(np.float32(s1 / np.float32(s2 * so)))
+        # in double: measured against the wheel (scales whose float32 quotient rounds to a
+        # different multiplier give the double one's results), though div.cc spells it in float
+        real = float(np.float64(s1) / (np.float64(s2) * np.float64(so)))
     multiplier, shift = quantize_multiplier(real)
     return DivParams(-in1_q[1], -in2_q[1], out_q[1], act_min, act_max, multiplier, shift)
 

@@ -49,6 +49,16 @@ class OpData:
     staging: int  # workspace holding a copy of the input (see eval_)
 
 
+def _paddings_as_int32(ttype: TensorType, data: np.ndarray, count: int) -> np.ndarray:
+    """The paddings as PadPrepare reads them: GetTensorData<int32_t> whatever the tensor's type,
+    so an int64 tensor's bytes are taken as int32 words (low word, high word, ...)."""
+    if ttype == TensorType.INT32:
+        return data.reshape(-1)
+    if ttype == TensorType.INT64:
+        return np.ascontiguousarray(data, dtype="<i8").reshape(-1).view("<i4")[:count]
+    raise KernelError(f"PAD: paddings of type {ttype.name} are not supported; use int32")
+
+
 def prepare(ctx: PrepareContext, op: Operator) -> OpData:
     """PadPrepare: temp tensors input, paddings, constant values (PADV2), output; checks."""
     ctx.allocate_temp_tensor(op.inputs[INPUT])
@@ -72,7 +82,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
         raise KernelError("PAD: paddings must hold a (before, after) pair per output dimension")
     if pads.data is None:
         raise KernelError("PAD: non-constant paddings tensor is not supported; make it a constant")
-    p = np.asarray(pads.data).reshape(-1, 2)
+    p = _paddings_as_int32(pads.type, np.asarray(pads.data), pads.element_count).reshape(-1, 2)
     pairs = tuple((int(a), int(b)) for a, b in p)
     for i, (before, after) in enumerate(pairs):
         if out.shape[i] != inp.shape[i] + before + after:
