@@ -50,6 +50,7 @@ from tinyarena.kernels._quant import (
     tensor_quant,
     wrap_int32,
 )
+from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic, scale_arithmetic
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.model.options import DivOptions
 from tinyarena.model.types import Operator, TensorType
@@ -118,15 +119,16 @@ def rounding_divide_by_pot_x86(x: np.ndarray, exponent: np.ndarray) -> np.ndarra
 
 
 def div_params(in1_q: tuple[float, int], in2_q: tuple[float, int], out_q: tuple[float, int],
-               activation: str) -> DivParams:
-    """CalculateOpDataDiv for int8."""
+               activation: str, arith: ScaleArithmetic = WHEEL) -> DivParams:
+    """CalculateOpDataDiv for int8. The scales are combined as the target's TFLM version does
+    (``_tflm_version``): the wheel's results are those of double arithmetic (measured: scales
+    whose float32 quotient rounds to another multiplier give the double one's outputs), while
+    div.cc at 90b983c2, the Cortex-M builds' commit, spells it in float."""
     act_min, act_max = calculate_activation_range_quantized(activation, out_q[0], out_q[1],
                                                             np.int8)
     s1, s2, so = (np.float32(s) for s in (in1_q[0], in2_q[0], out_q[0]))
     with np.errstate(all="ignore"):  # zero scales give inf, as in C
-        # in double: measured against the wheel (scales whose float32 quotient rounds to a
-        # different multiplier give the double one's results), though div.cc spells it in float
-        real = float(np.float64(s1) / (np.float64(s2) * np.float64(so)))
+        real = arith.quotient(float(s1), arith.product(float(s2), float(so)))
     multiplier, shift = quantize_multiplier(real)
     return DivParams(-in1_q[1], -in2_q[1], out_q[1], act_min, act_max, multiplier, shift)
 
@@ -151,7 +153,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> OpData:
                                   "quantization parameters (TFLM refuses them)")
     if out.type != TensorType.INT8:
         return OpData(out.type, shapes, activation)
-    params = div_params(tensor_quant(in1), tensor_quant(in2), tensor_quant(out), activation)
+    params = div_params(tensor_quant(in1), tensor_quant(in2), tensor_quant(out), activation,
+                        scale_arithmetic(ctx.target))
     a, b = int8_pairs()
     table = quantized_div(a, b, params).astype(np.int8)
     handle = ctx.request_workspace(table.shape, np.int8, initial=table)
