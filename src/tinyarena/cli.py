@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import sys
 import time
@@ -22,6 +21,7 @@ from tinyarena.cli_common import (
     error_object,
     oserror_message,
     plan_warnings,
+    seconds_argument,
     size_argument,
     target_from_args,
     version_text,
@@ -98,7 +98,7 @@ def _cmd_plan(sub: Any) -> None:
     p.add_argument("--planner", choices=("greedy", "linear", "optimal"), default="greedy",
                    help="TFLM's GreedyMemoryPlanner (default) or LinearMemoryPlanner, or the "
                         "best plan tinyarena finds (as TFLM runs it when pinned offline)")
-    p.add_argument("--time-budget", type=_time_budget, default=1.0, metavar="SECONDS",
+    p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
                    help="with --planner optimal: the whole command's time, start-up and "
                         "reading included (default 1)")
     add_target_argument(p)
@@ -171,17 +171,6 @@ def _budget_left(args: argparse.Namespace) -> float:
     return max(args.time_budget - spent, 0.0)
 
 
-def _time_budget(text: str) -> float:
-    """argparse type of --time-budget: a finite number of seconds, zero or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
-    return value
-
-
 def _run_optimize(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -235,7 +224,7 @@ def _cmd_optimize(sub: Any) -> None:
                    help="the kernels the firmware runs: reference, cmsis-nn, or cmsis-nn:plain|"
                         "dsp|mve (default: the --target's kernels; neither named: a plan safe "
                         "for every kernel set)")
-    p.add_argument("--time-budget", type=_time_budget, default=1.0, metavar="SECONDS",
+    p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
                    help="time for the placement search (default 1)")
     add_target_argument(p)
     p.set_defaults(target=None)  # no target named: plan for every kernel set

@@ -70,7 +70,8 @@ def run_check(args: argparse.Namespace) -> int:
                              for r in records], CSV_COLUMNS)
     if args.json:
         print(json.dumps({"ok": status == EXIT_OK, "exit_code": status, "target": args.target,
-                          "kernel_set": build[0], "tflm": build[1], "budget": args.budget, "fits": len(records) - over - errors,
+                          "kernel_set": build[0], "tflm": build[1], "budget": args.budget,
+                          "fits": len(records) - over - errors,
                           "over_budget": over, "errors": errors, "models": records}, indent=2))
         return status
     for r in records:

@@ -15,6 +15,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -124,20 +125,32 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
     """MODEL... (files or folders), --jobs and --csv, the same on size, check and export."""
     p.add_argument("model", nargs="+",
                    help="one or more .tflite files, or folders (their *.tflite files, sorted)")
-    p.add_argument("--jobs", "-j", type=_jobs_argument, default=1, metavar="N",
+    p.add_argument("--jobs", "-j", type=positive_int_argument, default=1, metavar="N",
                    help="models processed in parallel (processes; default 1). The output is "
                         "the same for every N")
     p.add_argument("--csv", default=None, metavar="FILE",
                    help="also write one row per model to FILE as CSV ('-' for stdout)")
 
 
-def _jobs_argument(text: str) -> int:
+def positive_int_argument(text: str) -> int:
+    """argparse ``type=`` for every count the CLI takes (--jobs, --repeat, --max-external)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def seconds_argument(text: str) -> float:
+    """argparse ``type=`` of every --time-budget: a finite number of seconds, zero or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
     return value
 
 
@@ -239,9 +252,11 @@ __all__ = [
     "oserror_message",
     "parse_size",
     "plan_warnings",
+    "positive_int_argument",
     "positive_size_argument",
     "report_error",
     "run_batch",
+    "seconds_argument",
     "size_argument",
     "target_from_args",
     "version_text",

@@ -61,8 +61,8 @@ def run_export(args: argparse.Namespace) -> int:
     if clash is not None:
         report_error(args, "BuildError", clash)
         return 1
-    job = functools.partial(export_record, target=args.target, kernels=getattr(args, "kernels", None),
-                            output=args.output,
+    job = functools.partial(export_record, target=args.target,
+                            kernels=getattr(args, "kernels", None), output=args.output,
                             name=args.name, margin=args.margin)
     records = run_batch(job, models, args.jobs, desc="export")
     if args.csv:

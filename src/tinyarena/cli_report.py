@@ -6,21 +6,11 @@ Registered with one line in ``cli.COMMANDS``; the rendering is ``tinyarena.repor
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
+from tinyarena.cli_common import seconds_argument
 from tinyarena.errors import ModelError
-
-
-def _budget(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
-    return value
 
 
 def add_report_parser(sub: Any) -> None:
@@ -41,7 +31,7 @@ def add_report_parser(sub: Any) -> None:
                         "default: compute one")
     p.add_argument("--no-optimize", action="store_true",
                    help="leave out the optimizer's before/after")
-    p.add_argument("--time-budget", type=_budget, default=1.0, metavar="SECONDS",
+    p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
                    help="time for the optimizer's placement search (default 1)")
     p.set_defaults(handler=run_report)
 

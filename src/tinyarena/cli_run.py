@@ -17,6 +17,7 @@ import numpy as np
 from tinyarena.cli_common import (
     add_target_argument,
     plan_warnings,
+    positive_int_argument,
     positive_size_argument,
     target_from_args,
 )
@@ -190,17 +191,6 @@ def _pixel_range(text: str) -> tuple[float, float]:
     return low, high
 
 
-def _positive_int(text: str) -> int:
-    """argparse type of --repeat: a whole number of invokes, at least one."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _non_negative_int(text: str) -> int:
     """argparse type of --seed and --top-k: numpy's seeds and a count of classes are >= 0."""
     try:
@@ -251,7 +241,7 @@ def add_run_parser(sub: Any) -> None:
                    help="names of output 0's classes, printed with the top classes (person_detect: "
                         "--labels no_person,person)")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the random input")
-    p.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
+    p.add_argument("--repeat", type=positive_int_argument, default=1, metavar="N",
                    help="invoke N times and report the median time")
     p.set_defaults(handler=run_command)
 

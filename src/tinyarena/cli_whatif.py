@@ -7,17 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from tinyarena.cli_common import add_target_argument, target_from_args
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+from tinyarena.cli_common import add_target_argument, positive_int_argument, target_from_args
 
 
 def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
@@ -81,7 +71,7 @@ def add_whatif_parser(sub: Any) -> None:
                                    "the best set of --max-external buffers.")
     p.add_argument("model", help="a .tflite file")
     add_target_argument(p)
-    p.add_argument("--max-external", type=_positive, default=2, metavar="N",
+    p.add_argument("--max-external", type=positive_int_argument, default=2, metavar="N",
                    help="how many external buffers the best set may use (default 2)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_whatif)

@@ -10,9 +10,10 @@ so a model TFLM allocates is always sized.
 * int8 (DivElementwise): both offsets applied, the signs moved so the divisor is positive,
   the divisor's reciprocal from GetReciprocal (Q0.31 plus a shift), the dividend normalised
   by its leading sign bits, multiplied (MultiplyByQuantizedMultiplierGreaterThanOne), then
-  scaled by QuantizeMultiplier(s1 / (s2 * s_out)) (the float32 scales divided in double, which
-  is what the wheel's results show) with the total shift, offset and clamped. A zero divisor (x2 at its
-  zero point) is not checked by TFLM: its GetReciprocal(0) is ported with x86's shift masking.
+  scaled by QuantizeMultiplier(s1 / (s2 * s_out)) (the scales combined as the target's TFLM
+  version does: in double on the wheel, in float32 on 90b983c2; see ``div_params``) with the
+  total shift, offset and clamped. A zero divisor (x2 at its zero point) is not checked by TFLM:
+  its GetReciprocal(0) is ported with x86's shift masking.
   The 65536 possible input pairs are tabulated at prepare, so eval is one lookup per element.
 
 Allocation: init allocates OpDataDiv (seven int32, 28 bytes); prepare takes input1, input2 and

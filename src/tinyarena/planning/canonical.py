@@ -373,8 +373,9 @@ def minimize_height(buffers: Sequence[Buffer], known: Sequence[int], *, deadline
     between the lowest capacity not ruled out and the best height found. A run that proves a
     capacity infeasible raises the floor (a proof); one that runs out of time only steers the
     bisection upwards, towards capacities that are easier to fill; when the bisection closes
-    on such guesses, all the time left goes to the lowest capacity still open. ``optimal`` is True only when the height equals the bound or the capacity one
-    ``unit`` below it was proven infeasible.
+    on such guesses, all the time left goes to the lowest capacity still open. ``optimal`` is
+    True only when the height equals the bound or the capacity one ``unit`` below it was proven
+    infeasible.
     """
     sizes = [b.size for b in buffers]
     best = tuple(int(o) for o in known)
