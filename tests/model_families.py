@@ -157,6 +157,7 @@ class Net:
 
 
 def flex(**attributes: object) -> bytes:
+    """A custom op's options as TensorFlow's converter writes them: a flexbuffer map."""
     return bytes(flexbuffers.Dumps(attributes))
 
 
@@ -406,17 +407,15 @@ def _lstm(net: Net, x: int, n_state: int) -> int:
 
 # -- audio front end (TFLM's audio_preprocessor) ----------------------------------------------
 
-def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
-                   channels: int = 40, integer_tail: bool = False) -> bytes:
-    """One 30 ms int16 frame in, 40 int8 features out: Window, FftAutoScale, Rfft, Energy,
-    FilterBank, SquareRoot, SpectralSubtraction, PCAN, FilterBankLog, then the float tail the
-    preprocessor appends (CAST, scale, QUANTIZE)."""
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder()
-    audio = b.add_input("audio", (1, frame), "int16")
+def add_signal_chain(b: ModelBuilder, framed: int, rng: np.random.Generator, *, frame: int,
+                     fft_length: int, channels: int, min_signal_remaining: int,
+                     output_scale: int) -> int:
+    """The core of TFLM's audio_preprocessor on an int16 frame ``framed`` (shape (1, frame)):
+    Window, FftAutoScale, Rfft, Energy, FilterBank, SquareRoot, SpectralSubtraction, PCAN (a
+    random gain table from ``rng``), FilterBankLog; returns the int16 log features."""
     hann = (np.sin(np.pi * (np.arange(frame) + 0.5) / frame) ** 2 * 4096).astype(np.int16)
     windowed = b.add_tensor("windowed", (1, frame), "int16")
-    b.add_operator("SignalWindow", [audio, b.add_constant("window", hann)], [windowed],
+    b.add_operator("SignalWindow", [framed, b.add_constant("window", hann)], [windowed],
                    custom_options=flex(shift=12))
     flat = b.add_tensor("flat", (frame,), "int16")
     b.add_operator("RESHAPE", [windowed, b.add_constant("shape", np.array([frame], np.int32))],
@@ -448,7 +447,7 @@ def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
                    custom_options=flex(num_channels=channels, smoothing=409,
                                        one_minus_smoothing=15975, alternate_smoothing=983,
                                        alternate_one_minus_smoothing=15401, smoothing_bits=10,
-                                       min_signal_remaining=1638, clamping=False,
+                                       min_signal_remaining=min_signal_remaining, clamping=False,
                                        spectral_subtraction_bits=14))
     lut = rng.integers(-2000, 8000, 125).astype(np.int16)
     pcan = b.add_tensor("pcan", (channels,), "uint32")
@@ -456,8 +455,21 @@ def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
                    custom_options=flex(snr_shift=6))
     log = b.add_tensor("log", (channels,), "int16")
     b.add_operator("SignalFilterBankLog", [pcan], [log],
-                   custom_options=flex(input_correction_bits=3,
-                                       output_scale=48 if integer_tail else 1600))
+                   custom_options=flex(input_correction_bits=3, output_scale=output_scale))
+    return log
+
+
+def audio_frontend(seed: int = 0, frame: int = 480, fft_length: int = 512,
+                   channels: int = 40, integer_tail: bool = False) -> bytes:
+    """One 30 ms int16 frame in, 40 int8 features out: Window, FftAutoScale, Rfft, Energy,
+    FilterBank, SquareRoot, SpectralSubtraction, PCAN, FilterBankLog, then the float tail the
+    preprocessor appends (CAST, scale, QUANTIZE)."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    audio = b.add_input("audio", (1, frame), "int16")
+    log = add_signal_chain(b, audio, rng, frame=frame, fft_length=fft_length,
+                           channels=channels, min_signal_remaining=1638,
+                           output_scale=48 if integer_tail else 1600)
     if integer_tail:  # the int8 preprocessor's integer scaling: ((x * 256 + 333) / 666) - 128
         out = _integer_tail(b, log, channels)
         b.mark_output(out)

@@ -4,20 +4,15 @@ state between invokes) through tinyarena's Interpreter on its emulated arena."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
-from flatbuffers import flexbuffers
 
+from model_families import flex  # noqa: F401  (re-exported: the signal tests build options with it)
 from tflm_oracle import tflm_allocations, tflm_invokes
 from tinyarena.arena.allocator import allocate_model
 from tinyarena.interpreter import Interpreter
 from tinyarena.model import read_model
-
-
-def flex(**attributes: Any) -> bytes:
-    """A custom op's options as TensorFlow's converter writes them: a flexbuffer map."""
-    return bytes(flexbuffers.Dumps(attributes))
 
 
 def assert_allocations_match(model: bytes, inputs: Sequence[np.ndarray] | None = None) -> None:
