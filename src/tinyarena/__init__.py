@@ -13,10 +13,8 @@ the model reader does not import the kernels::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from tinyarena import errors
+from tinyarena._util import lazy_exports
 from tinyarena.errors import (
     ArenaTooSmallError,
     BuildError,
@@ -44,15 +42,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tinyarena' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports("tinyarena", _LAZY, globals())
 
 
 __all__ = [

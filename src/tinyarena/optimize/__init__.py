@@ -9,8 +9,9 @@ OfflineMemoryAllocation metadata. ``search_plan`` is the placement search on pla
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tinyarena._util import lazy_exports
 
 if TYPE_CHECKING:
     from tinyarena.optimize.overlap import OVERLAP_MODES
@@ -38,15 +39,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tinyarena.optimize' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports("tinyarena.optimize", _LAZY, globals())
 
 
 __all__ = [
