@@ -26,15 +26,16 @@ class ArenaEvalContext:
     memory as flat uint8 (what TFLM's memcpy-based kernels copy).
     """
 
-    __slots__ = ("target", "subgraph_index", "_tensors", "_arrays", "_bytes", "_scratch",
-                 "_workspaces", "_graph")
+    __slots__ = ("target", "subgraph_index", "native", "_tensors", "_arrays", "_bytes",
+                 "_scratch", "_workspaces", "_graph")
 
     def __init__(self, *, target: object, subgraph_index: int, tensors: Sequence[Tensor],
                  arrays: Sequence[np.ndarray | None], byte_views: Sequence[np.ndarray | None],
                  scratch: Sequence[np.ndarray], workspaces: Sequence[np.ndarray],
-                 graph: Graph) -> None:
+                 graph: Graph, native: bool = False) -> None:
         self.target = target
         self.subgraph_index = subgraph_index
+        self.native = native  # kernels may bind compiled steps (kernels.native)
         self._tensors = tuple(tensors)
         self._arrays = tuple(arrays)
         self._bytes = tuple(byte_views)

@@ -36,7 +36,7 @@ class Graph:
                  views: Sequence[SubgraphViews], scratch: Sequence[np.ndarray],
                  workspaces: Sequence[np.ndarray], resources: Sequence[np.ndarray],
                  resets: Sequence[Sequence[ResetFn | None]] = (),
-                 binds: Sequence[Sequence[BindFn | None]] = ()) -> None:
+                 binds: Sequence[Sequence[BindFn | None]] = (), native: bool = False) -> None:
         self.subgraph_count = len(model.subgraphs)
         self._resets = tuple(tuple(r) for r in resets)
         self._resources = tuple(resources)
@@ -47,7 +47,7 @@ class Graph:
             contexts.append(ArenaEvalContext(
                 target=target, subgraph_index=sg.index, tensors=sg.tensors,
                 arrays=sg_views.arrays, byte_views=sg_views.byte_views, scratch=scratch,
-                workspaces=workspaces, graph=self))
+                workspaces=workspaces, graph=self, native=native))
             steps.append((sg_evals, sg_data))
             io.append((tuple(_require(sg_views.byte_views, i, sg.index) for i in sg.inputs),
                        tuple(_require(sg_views.byte_views, i, sg.index) for i in sg.outputs)))

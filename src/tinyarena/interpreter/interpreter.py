@@ -43,6 +43,7 @@ from tinyarena.interpreter.placement import (
     write_stamp,
 )
 from tinyarena.interpreter.resolver import OpResolver
+from tinyarena.kernels import native as native_kernels
 from tinyarena.kernels.base import EvalFn, Registration, initial_array
 from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
 
@@ -218,6 +219,9 @@ class Interpreter:
     would accept is made at allocation time. ``target`` names the build (``"cortex-m4"`` runs
     CMSIS-NN's kernels, as that build does); ``kernel_set`` ("reference" or "cmsis-nn")
     overrides the target's kernels, and the default resolver registers that set's kernels.
+    ``native`` chooses the compiled kernels of the ``fast`` extra (numba): ``None`` (default)
+    uses them when numba is installed and ``TINYARENA_NATIVE=0`` is not set, ``False`` runs
+    numpy only; both give the same bits (``kernels.native``).
     """
 
     def __init__(self, model: ModelSource | None = None, arena: Any = None, *,
@@ -227,8 +231,12 @@ class Interpreter:
                  model_content: bytes | None = None,
                  preallocated: Mapping[Any, Any] | None = None,
                  persistent_arena: Any = None, non_persistent_arena: Any = None,
-                 allocator: SharedAllocator | None = None) -> None:
+                 allocator: SharedAllocator | None = None,
+                 native: bool | None = None) -> None:
         model = _one_model(model, model_path, model_content)
+        if native is not None and not isinstance(native, bool):
+            raise InterpreterError(f"native must be True, False or None, not {native!r}")
+        self._native = native_kernels.resolve(native)
         if arena is not None and arena_size is not None:
             raise InterpreterError("give either arena (a buffer) or arena_size, not both")
         self._memory = _memory_options(arena, arena_size, persistent_arena,
@@ -447,7 +455,8 @@ class Interpreter:
                       evals=evals, op_data=op_data, views=views, scratch=scratch,
                       workspaces=workspaces, resources=tuple(r for r, _ in resources),
                       resets=tuple(tuple(reg.reset for reg in regs) for regs in registrations),
-                      binds=tuple(tuple(reg.bind for reg in regs) for regs in registrations))
+                      binds=tuple(tuple(reg.bind for reg in regs) for regs in registrations),
+                      native=self._native)
         variables = tuple(
             (view, _reset_value(t))
             for sg in self._model.subgraphs for t in sg.tensors

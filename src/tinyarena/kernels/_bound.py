@@ -13,6 +13,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tinyarena.kernels.native import quiet
+
 Step = Callable[[], None]
 
 MAX_RUNS = 16  # contiguous pieces copied one by one; more take one np.take
@@ -30,6 +32,9 @@ def nothing() -> None:
     return None
 
 
+nothing.quiet = True  # type: ignore[attr-defined]  # see kernels.native.quiet
+
+
 def copy_runs(dst: np.ndarray, src: np.ndarray,
               runs: Sequence[tuple[int, int, int]]) -> Step:
     """Copy ``(dst_byte, src_byte, nbytes)`` pieces of ``src`` into ``dst``, in order."""
@@ -40,12 +45,12 @@ def copy_runs(dst: np.ndarray, src: np.ndarray,
 
         def one() -> None:
             dd[:] = ss
-        return one
+        return quiet(one)
 
     def many() -> None:
         for dd, ss in pairs:
             dd[:] = ss
-    return many
+    return quiet(many)
 
 
 def byte_copy(dst: np.ndarray, src: np.ndarray) -> Step:
@@ -82,7 +87,7 @@ def gather(dst: np.ndarray, src: np.ndarray, index: np.ndarray) -> Step:
 
     def take() -> None:
         np.take(flat_src, index, out=flat_dst, mode="clip")  # "raise" would buffer out
-    return take
+    return quiet(take)
 
 
 LUT_MAX_ELEMENTS = 4096  # np.take makes an intp copy of the indices: keep it small
@@ -114,11 +119,11 @@ def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndar
 
         def scalar() -> None:
             flat[0] = values[index[0]]
-        return scalar
+        return quiet(scalar)
 
     def lookup() -> None:
         np.take(table, index, out=flat, mode="clip")
-    return lookup
+    return quiet(lookup)
 
 
 def bind_copy_input(ctx: Any, op: Any, data: Any) -> Step | None:

@@ -1,0 +1,113 @@
+"""Compiled kernels: the optional ``fast`` extra (``pip install 'tinyarena[fast]'``, numba).
+
+Why: a numpy call costs about a microsecond whatever its size, and the small operators of
+streaming and recurrent models (a 1x3 conv over 32 channels, an LSTM time step) need several
+calls each, where TFLM's C kernel finishes in half a microsecond. Measured with
+``benchmarks/invoke.py``, the pure numpy paths stay 7-150x behind the wheel on such models;
+the same loops compiled by numba run at C speed behind one ~0.5 us dispatch.
+
+The contract for a kernel's ``bind`` (see ``kernels.base``):
+
+* ``enabled(ctx)`` says whether this interpreter runs compiled kernels (``Interpreter(...,
+  native=None|True|False)``; ``None`` means "when numba is installed", and the environment
+  variable ``TINYARENA_NATIVE=0`` turns them off).
+* The compiled loops live in this package, one module per kernel family, and import numba at
+  module level: import them inside ``bind`` only after ``enabled(ctx)``.
+* ``native_step(fn, *args)`` binds a compiled function to its arrays (arena views,
+  workspaces, constants packed at bind time) and marks the step as needing no numpy error
+  state (``quiet``); ``interpreter.invoke_plan`` skips ``np.errstate`` when every step is quiet.
+* A compiled loop must reproduce the numpy path bit for bit (that path stays the reference:
+  tests run both), allocate nothing, and never index outside the arrays it is given: bind
+  checks every shape first, since compiled code does not (``boundscheck=False``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from types import ModuleType
+from typing import Any, Callable
+
+ENVIRONMENT_SWITCH = "TINYARENA_NATIVE"
+INSTALL_HINT = "pip install 'tinyarena[fast]' (or: pip install numba)"
+
+
+@functools.lru_cache(maxsize=1)
+def numba_module() -> ModuleType | None:
+    """numba, or None when it is not installed (or fails to import)."""
+    try:
+        import numba
+    except Exception:  # ImportError, or a numba/numpy version mismatch raising at import
+        return None
+    return numba
+
+
+@functools.lru_cache(maxsize=1)
+def available() -> bool:
+    """numba is installed. Looked up without importing it (that takes ~0.3 s): the import
+    happens when the first compiled kernel is bound; a numba that then fails to import
+    leaves the numpy kernels in place (``numba_module``)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
+
+
+def switched_off() -> bool:
+    """``TINYARENA_NATIVE=0`` (or ``false``/``no``/``off``) in the environment."""
+    return os.environ.get(ENVIRONMENT_SWITCH, "").strip().lower() in ("0", "false", "no", "off")
+
+
+def resolve(requested: bool | None) -> bool:
+    """The interpreter's setting: None -> compiled when available and not switched off;
+    True -> compiled or an error naming the extra; False -> numpy only."""
+    if requested is None:
+        return available() and not switched_off()
+    if requested and not available():
+        from tinyarena.errors import InterpreterError
+
+        raise InterpreterError(
+            f"native=True needs numba, which is not installed: {INSTALL_HINT}; or pass "
+            "native=False to run the pure numpy kernels")
+    return bool(requested)
+
+
+def enabled(ctx: Any) -> bool:
+    """The context's interpreter runs compiled kernels."""
+    return bool(getattr(ctx, "native", False))
+
+
+def jit(fn: Callable[..., Any]) -> Any:
+    """numba's ``njit`` with the settings every compiled kernel uses: results cached on disk
+    (the first compile of a kernel takes a second or two, later processes load it), the GIL
+    released, numpy's integer/float error model, no bounds checks (bind checks shapes)."""
+    numba = numba_module()
+    if numba is None:  # pragma: no cover - modules here are imported only when enabled
+        raise ImportError(f"compiled kernels need numba: {INSTALL_HINT}")
+    return numba.njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)(fn)
+
+
+def quiet(step: Callable[[], None]) -> Callable[[], None]:
+    """Mark ``step`` as one that never raises numpy floating-point warnings (compiled code,
+    byte copies), so that an invoke made only of such steps needs no ``np.errstate``."""
+    try:
+        setattr(step, "quiet", True)
+    except AttributeError:  # a builtin method or a slotted object: wrap it
+        inner = step
+
+        def step() -> None:
+            inner()
+        setattr(step, "quiet", True)
+    return step
+
+
+def is_quiet(step: Callable[[], None]) -> bool:
+    return bool(getattr(step, "quiet", False))
+
+
+def native_step(fn: Callable[..., None], *args: Any) -> Callable[[], None]:
+    """``fn(*args)`` as a quiet zero-argument step (``functools.partial``: a C-level call)."""
+    return quiet(functools.partial(fn, *args))
+
+
+__all__ = ["ENVIRONMENT_SWITCH", "INSTALL_HINT", "available", "enabled", "is_quiet", "jit",
+           "native_step", "numba_module", "quiet", "resolve", "switched_off"]
