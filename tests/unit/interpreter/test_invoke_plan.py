@@ -137,3 +137,27 @@ def test_a_kernel_without_bind_runs_its_eval_and_errors_name_the_op() -> None:
     assert np.array_equal(ip.get_output(0), np.arange(4, dtype=np.float32) * 2)
     with pytest.raises(KernelError, match=r"TWICE.*operator 0.*ValueError: boom"):
         ip.invoke()
+
+
+def test_plan_skips_error_state_only_when_every_step_is_quiet() -> None:
+    """A plan of quiet steps (compiled kernels, byte copies) runs without np.errstate; one
+    numpy step brings it back for the whole invoke, so numpy never warns from a kernel."""
+    from tinyarena.interpreter.invoke_plan import InvokePlan
+    from tinyarena.kernels.native import quiet
+
+    seen: list[str] = []
+
+    def numpy_step() -> None:
+        seen.append(np.geterr()["divide"])
+        np.float32(1.0) / np.float32(0.0)  # would warn outside C's IEEE environment
+
+    def quiet_step() -> None:
+        seen.append(np.geterr()["divide"])
+
+    all_quiet = InvokePlan([quiet(quiet_step), quiet(quiet_step)], [], 0)
+    mixed = InvokePlan([quiet(quiet_step), numpy_step], [], 0)
+    assert all_quiet.quiet and not mixed.quiet
+    with np.errstate(divide="raise"):
+        all_quiet.run()
+        mixed.run()
+    assert seen == ["raise", "raise", "ignore", "ignore"]
