@@ -1,7 +1,7 @@
 """Invoke time of tinyarena versus the tflite-micro wheel, same models, same inputs, one run.
 
     .venv/bin/python benchmarks/invoke.py [MODEL.tflite ...] [--repeat N] [--json]
-        [--no-streaming]
+        [--no-streaming] [--no-native]
 
 Without arguments it runs every model in ../shared/models plus two streaming models built in
 the run (``tinyarena.examples.streaming``: microWakeWord-shaped, ring buffers in resource
@@ -11,6 +11,11 @@ ratio (tinyarena / wheel; below 1 means tinyarena is faster), and per operator: 
 time beyond the wheel's, and the interpreter's own cost with no-op kernels. The smallest models
 show the fixed per-invoke overhead of each runtime. Times drift between runs on shared
 machines: compare ratios from the same run, never absolute times across runs.
+
+tinyarena runs its compiled kernels when numba (the ``fast`` extra) is installed; the first
+line of the table says which kernels ran, and ``--no-native`` times the numpy kernels instead.
+Compiling happens once, when the tensors are allocated (and is cached on disk): it is not in
+the invoke times.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy as np
 import tinyarena
 from tinyarena.examples.streaming import streaming_model
 from tinyarena.interpreter.inputs import random_inputs
+from tinyarena.kernels import native
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 
@@ -95,8 +101,9 @@ def _feed(ip: tinyarena.Interpreter, inputs: list[np.ndarray]) -> None:
         ip.input(i)[...] = x
 
 
-def bench_model(name: str, model: bytes, repeat: int, budget: float) -> dict[str, object]:
-    ours = tinyarena.Interpreter(model)
+def bench_model(name: str, model: bytes, repeat: int, budget: float,
+                native: bool | None = None) -> dict[str, object]:
+    ours = tinyarena.Interpreter(model, native=native)
     ours.allocate_tensors()
     inputs = random_inputs(ours.get_input_details(), seed=0)
     _feed(ours, inputs)
@@ -159,12 +166,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--no-streaming", action="store_true",
                         help="leave out the streaming models built in the run")
+    parser.add_argument("--no-native", action="store_true",
+                        help="time the numpy kernels even when numba (extra 'fast') is installed")
     args = parser.parse_args(argv)
-    rows = [bench_model(name, model, args.repeat, args.budget)
+    native_on = native.resolve(False if args.no_native else None)
+    kernels = (f"compiled (numba {native.numba_module().__version__}) where a kernel has them"
+               if native_on and native.numba_module() is not None else "numpy only")
+    rows = [dict(bench_model(name, model, args.repeat, args.budget, native_on), kernels=kernels)
             for name, model in _models(args, parser)]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    print(f"tinyarena kernels: {kernels}")
     print(f"{'model':36s} {'ops':>4s} {'tinyarena ms':>13s} {'wheel ms':>10s} {'ratio':>7s} "
           f"{'excess us/op':>13s} {'loop us/op':>11s}  outputs")
     for r in rows:

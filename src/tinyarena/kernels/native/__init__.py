@@ -72,8 +72,9 @@ def resolve(requested: bool | None) -> bool:
 
 
 def enabled(ctx: Any) -> bool:
-    """The context's interpreter runs compiled kernels."""
-    return bool(getattr(ctx, "native", False))
+    """The context's interpreter runs compiled kernels (and numba imports: the first call
+    pays for that import, at bind time, never at invoke time)."""
+    return bool(getattr(ctx, "native", False)) and numba_module() is not None
 
 
 def jit(fn: Callable[..., Any]) -> Any:
