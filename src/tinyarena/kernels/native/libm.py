@@ -51,17 +51,17 @@ def expf_mode_for(libm: str) -> int | None:
 
 
 @jit
-def _f32_from_bits(bits):  # type: ignore[no-untyped-def]
+def _f32_from_bits(bits):
     return np.int32(bits).view(np.float32)
 
 
 @jit
-def _bits_f32(x):  # type: ignore[no-untyped-def]
+def _bits_f32(x):
     return np.int64(np.float32(x).view(np.int32))
 
 
 @jit
-def fma32(a, b, c):  # type: ignore[no-untyped-def]
+def fma32(a, b, c):
     """``_fma.fma32`` on one element: the float64 sum rounded to odd, then to float32."""
     p = np.float64(a) * np.float64(b)
     c64 = np.float64(c)
@@ -74,7 +74,7 @@ def fma32(a, b, c):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _two_prod(a, b):  # type: ignore[no-untyped-def]
+def _two_prod(a, b):
     p = a * b
     ca = a * 134217729.0
     ah = ca - (ca - a)
@@ -87,14 +87,14 @@ def _two_prod(a, b):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _two_sum(a, b):  # type: ignore[no-untyped-def]
+def _two_sum(a, b):
     s = a + b
     bb = s - a
     return s, (a - (s - bb)) + (b - bb)
 
 
 @jit
-def _fma64(a, b, c):  # type: ignore[no-untyped-def]
+def _fma64(a, b, c):
     """``_libm._fma``: Dekker's product, then Boldo and Melquiond's round-to-odd sum."""
     p, pe = _two_prod(a, b)
     th, tl = _two_sum(c, p)
@@ -105,7 +105,7 @@ def _fma64(a, b, c):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _expf_core(x, fused):  # type: ignore[no-untyped-def]
+def _expf_core(x, fused):
     xd = np.float64(x)
     if not np.isfinite(xd):
         xd = 0.0
@@ -143,7 +143,7 @@ def _expf_core(x, fused):  # type: ignore[no-untyped-def]
 
 
 @jit
-def expf_glibc(x, fused):  # type: ignore[no-untyped-def]
+def expf_glibc(x, fused):
     """``_libm.expf`` on one float32 (``fused``: the FMA build)."""
     y = np.float32(_expf_core(x, fused))
     abstop = (np.int64(np.float32(x).view(np.uint32)) >> 20) & 0x7FF
@@ -162,7 +162,7 @@ def expf_glibc(x, fused):  # type: ignore[no-untyped-def]
 
 
 @jit
-def expf_fdlibm(x):  # type: ignore[no-untyped-def]
+def expf_fdlibm(x):
     """``_libm.expf_fdlibm`` (newlib's ef_exp.c) on one float32."""
     sx = _bits_f32(x)
     hx = sx & 0x7FFFFFFF
@@ -205,7 +205,7 @@ def expf_fdlibm(x):  # type: ignore[no-untyped-def]
 
 
 @jit
-def expf(x, mode):  # type: ignore[no-untyped-def]
+def expf(x, mode):
     """std::exp(float) of the build's C library, ``mode`` from :func:`expf_mode_for`."""
     if mode == EXPF_FDLIBM:
         return expf_fdlibm(x)
@@ -213,7 +213,7 @@ def expf(x, mode):  # type: ignore[no-untyped-def]
 
 
 @jit
-def logistic(v, mode):  # type: ignore[no-untyped-def]
+def logistic(v, mode):
     """reference_ops::Logistic<float> as ``_lstm_math.float_sigmoid`` (TFLM's cut-offs)."""
     if v > np.float32(16.619047164916992188):
         return _ONE
@@ -223,7 +223,7 @@ def logistic(v, mode):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _expm1f_tanh(a, big):  # type: ignore[no-untyped-def]
+def _expm1f_tanh(a, big):
     """``_libm._expm1f_tanh`` on one element."""
     ha = _bits_f32(a) & 0x7FFFFFFF
     if ha < 0x33000000:
@@ -262,7 +262,7 @@ def _expm1f_tanh(a, big):  # type: ignore[no-untyped-def]
 
 
 @jit
-def tanhf(x):  # type: ignore[no-untyped-def]
+def tanhf(x):
     """``_libm.tanhf`` (glibc/fdlibm) on one float32."""
     bits = _bits_f32(x)
     ix = bits & 0x7FFFFFFF
@@ -282,21 +282,21 @@ def tanhf(x):  # type: ignore[no-untyped-def]
 
 
 @jit
-def expf_array(x, out, mode):  # type: ignore[no-untyped-def]
+def expf_array(x, out, mode):
     """For tests: :func:`expf` over a 1-D array."""
     for i in range(x.shape[0]):
         out[i] = expf(x[i], mode)
 
 
 @jit
-def tanhf_array(x, out):  # type: ignore[no-untyped-def]
+def tanhf_array(x, out):
     """For tests: :func:`tanhf` over a 1-D array."""
     for i in range(x.shape[0]):
         out[i] = tanhf(x[i])
 
 
 @jit
-def fma32_array(a, b, c, out):  # type: ignore[no-untyped-def]
+def fma32_array(a, b, c, out):
     """For tests: :func:`fma32` elementwise over 1-D arrays."""
     for i in range(a.shape[0]):
         out[i] = fma32(a[i], b[i], c[i])

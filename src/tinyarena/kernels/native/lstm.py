@@ -28,12 +28,12 @@ _P_MULS = 7  # then three inter-gate muls of 6 values each: m, left, right, offs
 
 
 @jit
-def _wrap32(v):  # type: ignore[no-untyped-def]
+def _wrap32(v):
     return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
 @jit
-def mbqm(x, m, left, right):  # type: ignore[no-untyped-def]
+def mbqm(x, m, left, right):
     """MultiplyByQuantizedMultiplier (int32 form) of an int32-valued ``x``: wrapping left
     shift, SaturatingRoundingDoublingHighMul, RoundingDivideByPOT."""
     if left > 0:
@@ -47,14 +47,14 @@ def mbqm(x, m, left, right):  # type: ignore[no-untyped-def]
 
 
 @jit
-def mbqm64(x, reduced, total_shift):  # type: ignore[no-untyped-def]
+def mbqm64(x, reduced, total_shift):
     """MultiplyByQuantizedMultiplier (int64 form): the 16-bit multiplier and one rounding
     shift (``_quant.requantize_int64_inplace``), truncated to int32."""
     return _wrap32((x * reduced + (1 << (total_shift - 1))) >> total_shift)
 
 
 @jit
-def _clamp(v, lo, hi):  # type: ignore[no-untyped-def]
+def _clamp(v, lo, hi):
     if v < lo:
         return lo
     if v > hi:
@@ -63,7 +63,7 @@ def _clamp(v, lo, hi):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _mul(a, b, p, at):  # type: ignore[no-untyped-def]
+def _mul(a, b, p, at):
     """reference_integer_ops::MulElementwise with zero input offsets (``_lstm_math._mul_int``),
     its constants at p[at:at + 6]."""
     v = mbqm(np.int64(a) * np.int64(b), p[at], p[at + 1], p[at + 2]) + p[at + 3]
@@ -72,7 +72,7 @@ def _mul(a, b, p, at):  # type: ignore[no-untyped-def]
 
 @jit
 def lstm_integer(x, hidden, cell, out, w_in, w_rec, bias, rq, p, sigmoid, tanh_gate,
-                 tanh_cell, acc, racc):  # type: ignore[no-untyped-def]
+                 tanh_cell, acc, racc):
     """EvalLstm's integer kernels (8x8->16, 16x8->16). ``rq`` rows: input FC multiplier,
     left, right, recurrent FC multiplier, left, right per gate unit (16x8: row 0/3 the
     16-bit multiplier, row 1/4 the total shift); tables indexed by the int16 bit pattern."""
@@ -127,7 +127,7 @@ def lstm_integer(x, hidden, cell, out, w_in, w_rec, bias, rq, p, sigmoid, tanh_g
 
 @jit
 def lstm_float(x, hidden, cell, out, w_in, w_rec, bias, p, clip, acc,
-               racc):  # type: ignore[no-untyped-def]
+               racc):
     """EvalLstm<float>: p = (time major, fused multiply-adds, expf mode, cell gate is a
     sigmoid, clip); ``clip`` a float32 array holding the cell clip."""
     time_major = p[0] != 0

@@ -22,18 +22,18 @@ _MINUS_32_OVER_17 = -1010580540
 
 
 @jit
-def _wrap32(v):  # type: ignore[no-untyped-def]
+def _wrap32(v):
     return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
 @jit
-def _srdhm(a, b):  # type: ignore[no-untyped-def]
+def _srdhm(a, b):
     v = (a * b + (1 << 30)) >> 31
     return _INT32_MAX if v > _INT32_MAX else v
 
 
 @jit
-def _mul_by_pot(x, exponent):  # type: ignore[no-untyped-def]
+def _mul_by_pot(x, exponent):
     threshold = (1 << (31 - exponent)) - 1
     if x > threshold:
         return _INT32_MAX
@@ -43,7 +43,7 @@ def _mul_by_pot(x, exponent):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _bit_length(u):  # type: ignore[no-untyped-def]
+def _bit_length(u):
     n = 0
     while u > 0:
         u >>= 1
@@ -52,7 +52,7 @@ def _bit_length(u):  # type: ignore[no-untyped-def]
 
 
 @jit
-def reciprocal(x, integer_digits):  # type: ignore[no-untyped-def]
+def reciprocal(x, integer_digits):
     """GetReciprocal of a positive int32 value (``_softmax_math._reciprocal_scalar``)."""
     u = x & 0xFFFFFFFF
     headroom_plus_one = 32 - _bit_length(u)
@@ -67,7 +67,7 @@ def reciprocal(x, integer_digits):  # type: ignore[no-untyped-def]
 
 
 @jit
-def softmax_int8(x, out, exp_table, contrib_table, out_bits):  # type: ignore[no-untyped-def]
+def softmax_int8(x, out, exp_table, contrib_table, out_bits):
     """reference_ops::Softmax<int8_t, int8_t/int16_t> on (rows, depth)."""
     rows, depth = x.shape
     out_min = -(1 << (out_bits - 1))
@@ -90,7 +90,7 @@ def softmax_int8(x, out, exp_table, contrib_table, out_bits):  # type: ignore[no
 
 
 @jit
-def _lut16(v, lut):  # type: ignore[no-untyped-def]
+def _lut16(v, lut):
     """LUTLookup(int16_t): 7-bit linear interpolation (``_lut.lut_lookup_int16``)."""
     index = 256 + (v >> 7)
     base = np.int64(lut[index])
@@ -100,7 +100,7 @@ def _lut16(v, lut):  # type: ignore[no-untyped-def]
 
 
 @jit
-def softmax_int16(x, out, exp_lut, recip_lut, p, tmp):  # type: ignore[no-untyped-def]
+def softmax_int16(x, out, exp_lut, recip_lut, p, tmp):
     """reference_ops::SoftmaxInt16; p = (multiplier, left shift, right shift); ``tmp``: one
     row of int64 scratch."""
     rows, depth = x.shape
@@ -139,7 +139,7 @@ def softmax_int16(x, out, exp_lut, recip_lut, p, tmp):  # type: ignore[no-untype
 
 
 @jit
-def softmax_float(x, out, beta, mode):  # type: ignore[no-untyped-def]
+def softmax_float(x, out, beta, mode):
     """reference_ops::Softmax<float>: max from the lowest float (NaNs never win), exp of
     (x - max) * beta, the sum left to right (a NaN sum keeps its bits, as x86's addss
     does: the numpy path's), then each exp divided by it."""

@@ -22,13 +22,13 @@ ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 
 
 @jit
-def _shift_state(flat):  # type: ignore[no-untyped-def]
+def _shift_state(flat):
     for i in range(flat.shape[0] - 1):
         flat[i] = flat[i + 1]
 
 
 @jit
-def svdf_integer(x, w_feature, w_time, bias, state, out, p):  # type: ignore[no-untyped-def]
+def svdf_integer(x, w_feature, w_time, bias, state, out, p):
     """p = (input zp, state zp, output zp, state min, state max, scale 1 multiplier, left,
     right, scale 2 multiplier, left, right, has bias, rank); ``state`` (batch, filters,
     memory) over the arena's bytes, shifted first through ``state.ravel()``."""
@@ -54,7 +54,7 @@ def svdf_integer(x, w_feature, w_time, bias, state, out, p):  # type: ignore[no-
 
 
 @jit
-def _maximum(a, b):  # type: ignore[no-untyped-def]
+def _maximum(a, b):
     """np.maximum on one pair: a NaN operand wins, equal values give ``b``."""
     if a != a:
         return a
@@ -64,7 +64,7 @@ def _maximum(a, b):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _minimum(a, b):  # type: ignore[no-untyped-def]
+def _minimum(a, b):
     if a != a:
         return a
     if b != b:
@@ -73,7 +73,7 @@ def _minimum(a, b):  # type: ignore[no-untyped-def]
 
 
 @jit
-def svdf_float(x, w_feature, w_time, bias, state, out, p):  # type: ignore[no-untyped-def]
+def svdf_float(x, w_feature, w_time, bias, state, out, p):
     """p = (fused multiply-adds, has bias, rank, activation index in ``ACTIVATIONS``)."""
     fused, has_bias, rank, act = p[0] != 0, p[1] != 0, p[2], p[3]
     batch, n_filter, n_memory = state.shape
