@@ -49,6 +49,9 @@ def test_libm_ports_match_numpy_ports() -> None:
     assert np.array_equal(out.view(np.uint32), _libm.tanhf(x).view(np.uint32))
     a, b, c = (rng.normal(0, 1, 30000).astype(np.float32) for _ in range(3))
     c[:100] = -a[:100] * b[:100]  # near-cancellations, where rounding to odd matters
+    for v in (a, b, c):  # NaNs of both signs: which one survives is observable
+        v[100:400:3] = np.float32(np.nan)
+        v[101:400:5] = -np.float32(np.nan)
     fused = np.empty_like(a)
     libm.fma32_array(a, b, c, fused)
     assert np.array_equal(fused.view(np.uint32), _fma.fma32(a, b, c).view(np.uint32))
@@ -116,6 +119,22 @@ def test_native_lstm_matches_numpy(kind: str) -> None:
             native_matches_numpy(model, "UNIDIRECTIONAL_SEQUENCE_LSTM", target, seed=case)
 
 
+def _with_nans(rng: np.random.Generator, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """Normal values with a third replaced by NaNs of either sign: when two NaNs meet in a
+    sum, the one x86 keeps (the first operand's) decides the output's sign bit."""
+    x = rng.normal(0, 1, shape).astype(np.float32)
+    nan = np.where(rng.uniform(size=shape) < 0.5, np.float32(np.nan), -np.float32(np.nan))
+    return [np.where(rng.uniform(size=shape) < 0.3, nan, x).astype(np.float32)]
+
+
+def test_native_float_lstm_nans_match_numpy() -> None:
+    rng = np.random.default_rng(45)
+    model = _lstm("float", False, 2, 5, 6, 4, 0.0, "TANH", rng)
+    feeds = [_with_nans(rng, (2, 5, 6)) for _ in range(3)]
+    for target in TARGETS:
+        native_matches_numpy(model, "UNIDIRECTIONAL_SEQUENCE_LSTM", target, inputs=feeds)
+
+
 def test_native_float_lstm_follows_the_target() -> None:
     """The targets above really differ for float (else comparing on them proves nothing):
     an FPU core's fused sums and newlib's expf change some output bits."""
@@ -167,6 +186,17 @@ def test_native_svdf_matches_numpy(kind: str) -> None:
                            activation, rng, with_bias=kind != "float32" or k % 3 != 2)
         for target in TARGETS:
             native_matches_numpy(model, "SVDF", target, seed=k)
+            if kind == "float32" and k < 2:
+                shape = tuple(int(d) for d in model_input_shape(model))
+                native_matches_numpy(model, "SVDF", target,
+                                     inputs=[_with_nans(rng, shape) for _ in range(3)])
+
+
+def model_input_shape(model: bytes) -> tuple[int, ...]:
+    from tinyarena.model import read_model
+
+    sg = read_model(model).subgraphs[0]
+    return tuple(sg.tensors[sg.inputs[0]].shape)
 
 
 @pytest.mark.parametrize("name", ["keyword_scrambled", "keyword_scrambled_8bit"])

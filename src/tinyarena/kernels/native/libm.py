@@ -61,11 +61,59 @@ def _bits_f32(x):
 
 
 @jit
+def _quiet32(a):
+    return _f32_from_bits(_bits_f32(a) | 0x400000)
+
+
+@jit
+def add32(a, b):
+    """float32 ``a + b`` with x86's NaN rule: a NaN ``a`` wins over a NaN ``b`` (quieted).
+
+    numpy's loops compute ``in1 + in2`` and so keep the first operand's NaN (its sign is
+    observable); LLVM may commute a compiled ``a + b``, so the NaN case is made explicit."""
+    s = a + b
+    if s != s:
+        if a != a:
+            return _quiet32(a)
+        if b != b:
+            return _quiet32(b)
+    return s
+
+
+@jit
+def mul32(a, b):
+    """float32 ``a * b`` with x86's NaN rule (see :func:`add32`)."""
+    s = a * b
+    if s != s:
+        if a != a:
+            return _quiet32(a)
+        if b != b:
+            return _quiet32(b)
+    return s
+
+
+@jit
+def _first_nan64(a, b, s):
+    """The NaN x86 returns for ``a op b`` (``s``): ``a``'s, else ``b``'s (quieted), else
+    ``s`` (the default NaN of an invalid operation)."""
+    if a != a:
+        return np.int64(np.float64(a).view(np.int64) | (1 << 51)).view(np.float64)
+    if b != b:
+        return np.int64(np.float64(b).view(np.int64) | (1 << 51)).view(np.float64)
+    return s
+
+
+@jit
 def fma32(a, b, c):
-    """``_fma.fma32`` on one element: the float64 sum rounded to odd, then to float32."""
-    p = np.float64(a) * np.float64(b)
-    c64 = np.float64(c)
+    """``_fma.fma32`` on one element: the float64 sum rounded to odd, then to float32 (NaNs:
+    the product's before ``c``'s, as numpy's ``p + c``)."""
+    a64, b64, c64 = np.float64(a), np.float64(b), np.float64(c)
+    p = a64 * b64
+    if p != p:
+        p = _first_nan64(a64, b64, p)
     s = p + c64
+    if s != s:
+        return np.float32(_first_nan64(p, c64, s))
     bb = s - p
     err = (p - (s - bb)) + (c64 - bb)
     if err != 0 and np.isfinite(s) and (np.float64(s).view(np.int64) & 1) == 0:
@@ -302,6 +350,6 @@ def fma32_array(a, b, c, out):
         out[i] = fma32(a[i], b[i], c[i])
 
 
-__all__ = ["EXPF_FDLIBM", "EXPF_GLIBC", "EXPF_GLIBC_FMA", "expf", "expf_array", "expf_fdlibm",
+__all__ = ["EXPF_FDLIBM", "EXPF_GLIBC", "EXPF_GLIBC_FMA", "add32", "mul32", "expf", "expf_array", "expf_fdlibm",
            "expf_glibc", "expf_mode_for", "fma32", "fma32_array", "logistic", "tanhf",
            "tanhf_array"]

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tinyarena.kernels.native import jit, native_step
-from tinyarena.kernels.native.libm import expf_mode_for, fma32, logistic, tanhf
+from tinyarena.kernels.native.libm import add32, expf_mode_for, fma32, logistic, mul32, tanhf
 
 _I16_MIN, _I16_MAX = -32768, 32767
 
@@ -163,21 +163,35 @@ def lstm_float(x, hidden, cell, out, w_in, w_rec, bias, p, clip, acc,
                 else:
                     for j in range(cols):
                         racc[j] = racc[j] + hv * w_rec[k, j]
+            if not fused:
+                # A NaN sum: which operand's NaN survives depends on the order of each add
+                # and multiply, which the vectorised loops above do not pin; redo it exactly.
+                for j in range(cols):
+                    if acc[j] != acc[j]:
+                        exact = zero
+                        for d in range(n_in):
+                            exact = add32(exact, mul32(x[i0, i1, d], w_in[d, j]))
+                        acc[j] = exact
+                    if racc[j] != racc[j]:
+                        exact = zero
+                        for k in range(s):
+                            exact = add32(exact, mul32(hidden[b, k], w_rec[k, j]))
+                        racc[j] = exact
             for j in range(cols):
-                g = (acc[j] + bias[j]) + racc[j]
+                g = add32(add32(acc[j], bias[j]), racc[j])
                 if j < 3 * s or cell_sigmoid:
                     acc[j] = logistic(g, mode)
                 else:
                     acc[j] = tanhf(g)
             for k in range(s):
-                c = acc[k] * cell[b, k] + acc[s + k] * acc[3 * s + k]
+                c = add32(mul32(acc[k], cell[b, k]), mul32(acc[s + k], acc[3 * s + k]))
                 if use_clip:
                     if c > cc:
                         c = cc
                     elif c < -cc:
                         c = -cc
                 cell[b, k] = c
-                h = tanhf(c) * acc[2 * s + k]
+                h = mul32(tanhf(c), acc[2 * s + k])
                 hidden[b, k] = h
                 out[i0, i1, k] = h
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from tinyarena.kernels.native import jit, native_step
 from tinyarena.kernels.native.lstm import _clamp, _wrap32, mbqm
-from tinyarena.kernels.native.libm import fma32, tanhf
+from tinyarena.kernels.native.libm import add32, fma32, mul32, tanhf
 
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 
@@ -87,18 +87,18 @@ def svdf_float(x, w_feature, w_time, bias, state, out, p):
                 if fused:
                     s = fma32(w_feature[f, j], x[b, j], s)
                 else:
-                    s = s + x[b, j] * w_feature[f, j]
+                    s = add32(s, mul32(x[b, j], w_feature[f, j]))
             state[b, f, n_memory - 1] = s
         for u in range(out.shape[1]):
-            acc = bias[u] + zero if has_bias else zero
+            acc = add32(bias[u], zero) if has_bias else zero
             for f in range(u * rank, (u + 1) * rank):
                 s = zero
                 for m in range(n_memory):
                     if fused:
                         s = fma32(w_time[f, m], state[b, f, m], s)
                     else:
-                        s = s + w_time[f, m] * state[b, f, m]
-                acc = acc + s
+                        s = add32(s, mul32(w_time[f, m], state[b, f, m]))
+                acc = add32(acc, add32(s, zero))
             if act == 1:
                 acc = _maximum(acc, zero)
             elif act == 2:
