@@ -350,6 +350,6 @@ def fma32_array(a, b, c, out):
         out[i] = fma32(a[i], b[i], c[i])
 
 
-__all__ = ["EXPF_FDLIBM", "EXPF_GLIBC", "EXPF_GLIBC_FMA", "add32", "mul32", "expf", "expf_array", "expf_fdlibm",
-           "expf_glibc", "expf_mode_for", "fma32", "fma32_array", "logistic", "tanhf",
-           "tanhf_array"]
+__all__ = ["EXPF_FDLIBM", "EXPF_GLIBC", "EXPF_GLIBC_FMA", "add32", "expf", "expf_array",
+           "expf_fdlibm", "expf_glibc", "expf_mode_for", "fma32", "fma32_array", "logistic",
+           "mul32", "tanhf", "tanhf_array"]
