@@ -61,6 +61,18 @@ def _bits_f32(x):
 
 
 @jit
+def _next64(s, up):
+    """nextafter(s, +-inf) of a finite double by its bits (no C library call)."""
+    bits = np.float64(s).view(np.int64)
+    if s == 0:
+        tiny = np.int64(1).view(np.float64)  # the smallest subnormal
+        return tiny if up else -tiny
+    if (s > 0) == up:
+        return np.int64(bits + 1).view(np.float64)
+    return np.int64(bits - 1).view(np.float64)
+
+
+@jit
 def _quiet32(a):
     return _f32_from_bits(_bits_f32(a) | 0x400000)
 
@@ -117,7 +129,7 @@ def fma32(a, b, c):
     bb = s - p
     err = (p - (s - bb)) + (c64 - bb)
     if err != 0 and np.isfinite(s) and (np.float64(s).view(np.int64) & 1) == 0:
-        s = np.nextafter(s, np.inf if err > 0 else -np.inf)
+        s = _next64(s, err > 0)
     return np.float32(s)
 
 
@@ -148,7 +160,7 @@ def _fma64(a, b, c):
     th, tl = _two_sum(c, p)
     s, e = _two_sum(tl, pe)
     if e != 0 and (np.float64(s).view(np.int64) & 1) == 0:
-        s = np.nextafter(s, np.inf if e > 0 else -np.inf)
+        s = _next64(s, e > 0)
     return th + s
 
 
