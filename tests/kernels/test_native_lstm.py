@@ -204,3 +204,24 @@ def test_native_keyword_svdf_matches_numpy(shared_models, name: str) -> None:
     model = (shared_models / f"{name}.tflite").read_bytes()
     for target in (None, "cortex-m4"):
         native_matches_numpy(model, "SVDF", target, invokes=2)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["keyword_scrambled", "keyword_scrambled_8bit"])
+def test_native_keyword_svdf_matches_tflm(shared_models, name: str) -> None:
+    """The compiled SVDF (and SOFTMAX) in the shared keyword models against the live wheel,
+    three invokes (the activation state carries over)."""
+    import tinyarena
+    from tflm_oracle import tflm_invokes
+    from tinyarena.interpreter.inputs import random_inputs
+
+    model = (shared_models / f"{name}.tflite").read_bytes()
+    ip = tinyarena.Interpreter(model, native=True)
+    ip.allocate_tensors()
+    feeds = [random_inputs(ip.get_input_details(), seed=k) for k in range(3)]
+    want = tflm_invokes(model, feeds)
+    for feed, w in zip(feeds, want):
+        for i, x in enumerate(feed):
+            ip.input(i)[...] = x
+        ip.invoke()
+        assert np.array_equal(np.asarray(ip.output(0)).view(np.uint8), w[0].view(np.uint8))

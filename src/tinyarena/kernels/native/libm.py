@@ -9,6 +9,10 @@ the numpy ports' algorithms operation for operation, on one element, with the sa
 reference: tests compare the two over the float32 ranges that matter.
 
 ``expf_mode`` numbers the three expf variants for compiled callers (:func:`expf_mode_for`).
+
+Editing this module: numba's disk cache checks only the caller's own source file, so kernels
+in ``lstm``/``svdf``/``softmax`` keep an inlined copy of the old code until their own files
+change (or ``kernels/native/__pycache__/*.nb[ic]`` is deleted).
 """
 
 from __future__ import annotations
