@@ -12,7 +12,8 @@ from dataclasses import replace
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._softmax_math import SoftmaxOpData, softmax, softmax_op_data
 from tinyarena.kernels._unary import io_tensors
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels import native
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration, Step
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -44,5 +45,15 @@ def eval_(ctx: EvalContext, op: Operator, data: SoftmaxOpData) -> None:
     softmax(ctx.tensor_data(op.inputs[INPUT]), data, out)
 
 
-REGISTRATION = Registration("SOFTMAX", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: SoftmaxOpData) -> Step | None:
+    """The compiled kernel (``native.softmax``) when the interpreter runs them; else eval."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.softmax import bind_softmax
+
+    return bind_softmax(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                        data)
+
+
+REGISTRATION = Registration("SOFTMAX", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteSoftmaxParams")

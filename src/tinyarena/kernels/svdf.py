@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels._svdf_math import (
@@ -160,7 +161,20 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """The integer fast path over views fixed at bind time; anything else runs eval."""
+    """The compiled kernel (``native.svdf``) when the interpreter runs them; else the integer
+    fast path over views fixed at bind time; anything else runs eval."""
+    if native.enabled(ctx):
+        from tinyarena.kernels.native.svdf import bind_svdf
+
+        step = bind_svdf(ctx.tensor_data(op.inputs[INPUT]),
+                         ctx.tensor_data(op.inputs[WEIGHTS_FEATURE]),
+                         ctx.tensor_data(op.inputs[WEIGHTS_TIME]),
+                         ctx.tensor_data(op.inputs[BIAS]) if op.inputs[BIAS] >= 0 else None,
+                         ctx.tensor_data(op.inputs[ACTIVATION_STATE]),
+                         ctx.tensor_data(op.outputs[OUTPUT]), data,
+                         data.plan is not None and data.plan.fused)
+        if step is not None:
+            return step
     plan = data.plan
     if plan is None or plan.fast is None:
         return None

@@ -26,7 +26,8 @@ from tinyarena.kernels._lstm_math import (
     lstm_quant,
 )
 from tinyarena.kernels._tflm_version import scale_arithmetic
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels import native
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration, Step
 from tinyarena.model.options import UnidirectionalSequenceLSTMOptions
 from tinyarena.model.types import TFLM_TYPE_SIZES, Operator, Tensor, TensorType
 
@@ -197,5 +198,17 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
                      data.cell_clip, ctx.workspace)
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """The compiled kernel (``native.lstm``) when the interpreter runs them; else eval."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.lstm import bind_lstm
+
+    return bind_lstm(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.inputs[OUTPUT_STATE]),
+                     ctx.tensor_data(op.inputs[CELL_STATE]),
+                     ctx.tensor_data(op.outputs[OUTPUT]), data, ctx.workspace)
+
+
 REGISTRATION = Registration("UNIDIRECTIONAL_SEQUENCE_LSTM", init=init, prepare=prepare,
-                            eval=eval_, builtin_data="TfLiteUnidirectionalSequenceLSTMParams")
+                            eval=eval_, bind=bind,
+                            builtin_data="TfLiteUnidirectionalSequenceLSTMParams")

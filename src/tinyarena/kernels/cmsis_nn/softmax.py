@@ -32,4 +32,4 @@ def prepare(ctx: PrepareContext, op: Operator) -> SoftmaxOpData:
 eval_ = reference.eval_
 
 REGISTRATION = Registration("SOFTMAX", init=init, prepare=prepare, eval=eval_,
-                            builtin_data="TfLiteSoftmaxParams")
+                            bind=reference.bind, builtin_data="TfLiteSoftmaxParams")

@@ -56,4 +56,5 @@ def prepare(ctx: PrepareContext, op: Operator) -> reference.OpData:
 eval_ = reference.eval_
 
 REGISTRATION = Registration("UNIDIRECTIONAL_SEQUENCE_LSTM", init=init, prepare=prepare,
-                            eval=eval_, builtin_data="TfLiteUnidirectionalSequenceLSTMParams")
+                            eval=eval_, bind=reference.bind,
+                            builtin_data="TfLiteUnidirectionalSequenceLSTMParams")
