@@ -72,7 +72,8 @@ def run_command(args: argparse.Namespace) -> int:
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
 
     warnings = plan_warnings(args)
-    ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args))
+    ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args),
+                     native=_native_setting(args.native, args.repeat))
     ip.allocate_tensors()
     in_details = ip.get_input_details()
     if args.input:
@@ -108,7 +109,8 @@ def run_command(args: argparse.Namespace) -> int:
                                          else dq.tolist()),
                          "top_k": _top_k(v, d, args.top_k, labels if i == 0 else None)}
                         for i, (d, v) in enumerate(zip(out_details, outputs))],
-            "invoke_ms": {"median": median_ms, "runs": len(times)},
+            "invoke_ms": {"median": median_ms, "runs": len(times),
+                          "kernels": "compiled" if ip.native else "numpy"},
             "allocation": report.to_dict(),
             "warnings": warnings,
         }
@@ -128,7 +130,8 @@ def run_command(args: argparse.Namespace) -> int:
                 name = f" {entry['label']}" if entry["label"] is not None else ""
                 print(f"    {entry['rank']}. class {entry['index']}{name}: "
                       f"{entry['score']:.4f}")
-    print(f"invoke: {median_ms:.3f} ms (median of {len(times)})")
+    kernels = "compiled kernels" if ip.native else "numpy kernels"
+    print(f"invoke: {median_ms:.3f} ms (median of {len(times)}, {kernels})")
     if args.output:
         print(f"outputs saved to {args.output}")
     print()
@@ -243,7 +246,20 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the random input")
     p.add_argument("--repeat", type=positive_int_argument, default=1, metavar="N",
                    help="invoke N times and report the median time")
+    p.add_argument("--native", choices=("auto", "on", "off"), default="auto",
+                   help="compiled kernels (extra 'fast', numba): 'auto' (default) uses them when "
+                        "numba is installed and --repeat is above 1 (importing numba costs ~0.5 s, "
+                        "more than one invoke saves); same outputs either way")
     p.set_defaults(handler=run_command)
+
+
+def _native_setting(choice: str, repeat: int) -> bool | None:
+    """``Interpreter(native=...)`` for ``--native``: 'auto' skips numba's import for one invoke."""
+    if choice == "on":
+        return True
+    if choice == "off" or repeat <= 1:
+        return False
+    return None
 
 
 def _summary(model: Any) -> list[str]:

@@ -481,6 +481,11 @@ class Interpreter:
                 "allocate_tensors() again")
         return self._alloc
 
+    @property
+    def native(self) -> bool:
+        """Kernels that have a compiled path (extra ``fast``) run it (see ``kernels.native``)."""
+        return self._native
+
     # -- running -------------------------------------------------------------------------------
     def invoke(self) -> None:
         """Run subgraph 0 once (MicroInterpreter::Invoke): its precompiled invoke plan."""

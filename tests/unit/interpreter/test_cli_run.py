@@ -85,3 +85,27 @@ def test_demo_runs_and_agrees_with_the_wheel(tmp_path: Path, capsys) -> None:
     assert "[RecordingMicroAllocator] Arena allocation head" in text
     assert text.count("TFLM wheel output: identical") == 2
     assert "-> vertical stripes" in text and "-> horizontal stripes" in text
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ([], "numpy"),  # one invoke: numba's import would cost more than it saves
+    (["--native", "off", "--repeat", "2"], "numpy"),
+    (["--repeat", "2"], "auto"),
+    (["--native", "on"], "auto"),
+])
+def test_run_native_choice_is_reported_and_outputs_agree(tmp_path: Path, capsys,
+                                                         flags: list[str], expected: str) -> None:
+    """`run --native` picks the kernels, says which ran, and never changes the outputs."""
+    from tinyarena.kernels import native
+
+    if flags[:2] == ["--native", "on"] and not native.available():
+        assert main(["run", str(_model_file(tmp_path)), "--json", *flags]) != 0
+        return
+    assert main(["run", str(_model_file(tmp_path)), "--json", "--seed", "1", *flags]) == 0
+    data = json.loads(capsys.readouterr().out)
+    want = ("compiled" if native.resolve(None) else "numpy") if expected == "auto" else expected
+    assert data["invoke_ms"]["kernels"] == want
+    assert main(["run", str(_model_file(tmp_path)), "--json", "--seed", "1",
+                 "--native", "off"]) == 0
+    reference = json.loads(capsys.readouterr().out)
+    assert data["outputs"] == reference["outputs"]
