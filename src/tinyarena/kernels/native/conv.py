@@ -55,7 +55,8 @@ BATCHES, IN_H, IN_W, IN_C, OUT_H, OUT_W, OUT_C = 0, 1, 2, 3, 4, 5, 6
 FILTER_H, FILTER_W, STRIDE_H, STRIDE_W, DILATION_H, DILATION_W = 7, 8, 9, 10, 11, 12
 PAD_H, PAD_W, GROUPS, CIN_G, INPUT_OFFSET = 13, 14, 15, 16, 17
 OUTPUT_OFFSET, ACT_MIN, ACT_MAX, MODE, WRAP32, HAS_BIAS, ACC32 = 18, 19, 20, 21, 22, 23, 24
-HEADER = 25
+BY_CHANNEL = 25  # DEPTHWISE_CONV_2D's loop order
+HEADER = 26
 # FULLY_CONNECTED reuses BATCHES, IN_C (accum depth) and OUT_C (output depth).
 # DEPTHWISE_CONV_2D keeps its depth multiplier in GROUPS.
 
@@ -266,10 +267,16 @@ def conv_float(x: Any, w: Any, out: Any, p: Any, f: Any) -> None:
 
 
 @native.jit
-def depthwise_int(x: Any, w: Any, out: Any, p: Any, acc: Any) -> None:
-    """reference_integer_ops::DepthwiseConvPerChannel (and 16x8): ``w`` is (fh, fw, out_c);
-    output channel ``ic * multiplier + m`` reads input channel ``ic``. ``acc`` is int32 for
-    int8 (its stores wrap as C's int32 sums do) and int64 for the 16x8 kernel."""
+def depthwise_int(x: Any, w: Any, out: Any, p: Any, acc: Any, patch: Any) -> None:
+    """reference_integer_ops::DepthwiseConvPerChannel (and 16x8); output channel
+    ``ic * multiplier + m`` reads input channel ``ic``. ``acc`` is int32 for int8 (its stores
+    wrap as C's int32 sums do) and int64 for the 16x8 kernel.
+
+    Two loop orders, fixed at bind (``BY_CHANNEL``): with multiplier 1 and 8 channels or
+    more, each tap is one pass over the pixel's channels (``w`` is (fh * fw, out_c)); else
+    the pixel's taps are staged per input channel as int16 ``x + input_offset`` (0 outside
+    the image, where TFLM skips the tap) and each output channel is one dot product with its
+    row of ``w`` ((out_c, fh * fw))."""
     batches = p[BATCHES]
     in_h = p[IN_H]
     in_w = p[IN_W]
@@ -281,32 +288,55 @@ def depthwise_int(x: Any, w: Any, out: Any, p: Any, acc: Any) -> None:
     fw = p[FILTER_W]
     mult = p[GROUPS]
     off = p[INPUT_OFFSET]
+    by_channel = p[BY_CHANNEL]
+    narrow = p[ACC32]
+    taps = fh * fw
+    dh = p[DILATION_H]
+    dw = p[DILATION_W]
     for b in range(batches):
         for oy in range(out_h):
             iy0 = oy * p[STRIDE_H] - p[PAD_H]
             for ox in range(out_w):
                 ix0 = ox * p[STRIDE_W] - p[PAD_W]
-                for c in range(out_c):
-                    acc[c] = 0
-                for ky in range(fh):
-                    iy = iy0 + ky * p[DILATION_H]
-                    if iy < 0 or iy >= in_h:
-                        continue
-                    for kx in range(fw):
-                        ix = ix0 + kx * p[DILATION_W]
-                        if ix < 0 or ix >= in_w:
+                if by_channel:
+                    for c in range(out_c):
+                        acc[c] = 0
+                    for ky in range(fh):
+                        iy = iy0 + ky * p[DILATION_H]
+                        if iy < 0 or iy >= in_h:
                             continue
-                        xbase = ((b * in_h + iy) * in_w + ix) * in_c
-                        wbase = (ky * fw + kx) * out_c
-                        if mult == 1:
+                        for kx in range(fw):
+                            ix = ix0 + kx * p[DILATION_W]
+                            if ix < 0 or ix >= in_w:
+                                continue
+                            xbase = ((b * in_h + iy) * in_w + ix) * in_c
+                            wbase = (ky * fw + kx) * out_c
                             for c in range(out_c):
                                 acc[c] = acc[c] + (np.int64(x[xbase + c]) + off) * w[wbase + c]
-                        else:
-                            for ic in range(in_c):
-                                xv = np.int64(x[xbase + ic]) + off
-                                for m in range(mult):
-                                    c = ic * mult + m
-                                    acc[c] = acc[c] + xv * w[wbase + c]
+                else:
+                    for ic in range(in_c):
+                        t = ic * taps
+                        for ky in range(fh):
+                            iy = iy0 + ky * dh
+                            if iy >= 0 and iy < in_h:
+                                row = (b * in_h + iy) * in_w
+                                for kx in range(fw):
+                                    ix = ix0 + kx * dw
+                                    v = 0
+                                    if ix >= 0 and ix < in_w:
+                                        v = x[(row + ix) * in_c + ic] + off
+                                    patch[t + kx] = v
+                            else:
+                                for kx in range(fw):
+                                    patch[t + kx] = 0
+                            t += fw
+                    for ic in range(in_c):  # (no c // mult: a division here cost 7x)
+                        for m in range(mult):
+                            c = ic * mult + m
+                            if narrow:
+                                acc[c] = _dot32(patch, ic * taps, w, c * taps, taps)
+                            else:
+                                acc[c] = _dot64(patch, ic * taps, w, c * taps, taps)
                 _store_requantized(p, acc, out, ((b * out_h + oy) * out_w + ox) * out_c, out_c)
 
 
@@ -615,13 +645,21 @@ def bind_depthwise(ctx: Any, op: Any, data: DepthwiseData) -> Step | None:
         return native.native_step(depthwise_float, x, wf, out, *packed)
     if filt.dtype.kind != "i" or filt.dtype.itemsize > 1:
         return None
-    w = np.ascontiguousarray(np.asarray(filt[0], np.int8)).reshape(-1)
+    taps = np.asarray(filt[0], np.int16).reshape(-1, out_c)  # (fh * fw, out_c)
+    by_channel = mult == 1 and out_c >= 8
+    header[BY_CHANNEL] = int(by_channel)
+    # int8: C's int32 sums wrap, and so do the numpy path's int32 accumulators: an int32 dot
+    # product is right whatever the sums; 16x8 sums are int64
+    header[ACC32] = int(data.kind == KIND_INT8
+                        or _int32_sums_exact(taps.T, data.kind, data.input_offset))
+    w = np.ascontiguousarray(taps if by_channel else taps.T).reshape(-1)
     p = _int_params(header, data.kind, data.rq, out_c, bias,
                     wrap32=data.kind == KIND_INT8)  # int32 accumulators in TFLM and numpy
     if p is None:
         return None
     acc = np.zeros(out_c, np.int32 if data.kind == KIND_INT8 else np.int64)
-    return native.native_step(depthwise_int, x, w, out, p, acc)
+    patch = np.zeros(1 if by_channel else taps.shape[0] * geom.in_c, np.int16)
+    return native.native_step(depthwise_int, x, w, out, p, acc, patch)
 
 
 def bind_fully_connected(ctx: Any, op: Any, data: FullyConnectedData) -> Step | None:
