@@ -353,3 +353,18 @@ def test_compiled_matches_tflm(op: str, dtype: str, compiled: Counter[str]) -> N
         for g, e in zip(got, expected):
             assert g.shape == e.shape and np.array_equal(g, e), desc
     assert compiled[bind] == 4
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_compiled_cmsis_nn_kernels(target: str, compiled: Counter[str]) -> None:
+    """The CMSIS-NN kernel set's conv, depthwise and FC reuse the reference arithmetic, and so
+    its bound (compiled) steps: int8 and 16x8 layers compile and match numpy there too."""
+    rng = np.random.default_rng(len(target))
+    for op in sorted(CASES):
+        for dtype in ("int8", "int16"):
+            for _ in range(3):
+                model, inputs, desc = CASES[op][0](dtype, rng)
+                if op == "FULLY_CONNECTED" and dtype == "int16" and "pc=True" in desc:
+                    continue  # CMSIS-NN refuses per-channel int16 FC (KernelError)
+                _same_bytes(model, inputs, desc, target=target, kernel_set="cmsis-nn")
+    assert all(compiled[bind] >= 4 for _, bind in CASES.values())
