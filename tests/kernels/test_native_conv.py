@@ -295,13 +295,25 @@ def test_compiled_float_depthwise_zero_signs(compiled: Counter[str]) -> None:
     assert compiled["bind_depthwise"] == 2
 
 
-def test_compiled_declines_what_it_does_not_reproduce(compiled: Counter[str]) -> None:
-    """Fused multiply-add targets (float_fma) and non-finite float filters keep numpy."""
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_compiled_fused_multiply_add_targets(op: str, compiled: Counter[str]) -> None:
+    """On builds with float_fma (Cortex-M4 and up) every ``total += a * b`` is one fmaf: the
+    compiled loops reproduce numpy's exact fma32, and those sums are not the unfused ones."""
+    make, bind = CASES[op]
+    rng = np.random.default_rng(sum(map(ord, op)) + 11)
+    differ = 0
+    for _ in range(6):
+        model, inputs, desc = make("float32", rng)
+        fused = _same_bytes(model, inputs, desc, target="cortex-m4", kernel_set="reference")
+        plain = _outputs(model, inputs, True)
+        differ += sum(f.tobytes() != q.tobytes() for f, q in zip(fused, plain))
+    assert compiled[bind] == 6 + 6
+    assert differ > 0
+
+
+def test_compiled_declines_non_finite_float_filters(compiled: Counter[str]) -> None:
+    """TFLM skips padded taps; 0 * inf would be NaN: numpy's masked path runs instead."""
     rng = np.random.default_rng(3)
-    for op in sorted(CASES):
-        model, inputs, desc = CASES[op][0]("float32", rng)
-        _same_bytes(model, inputs, desc, target="cortex-m4", kernel_set="reference")
-    assert sum(compiled.values()) == 0
     b = ModelBuilder()
     x = b.add_input("x", (1, 4, 4, 2), "float32")
     w = rng.uniform(-1, 1, (3, 3, 3, 2)).astype(np.float32)
@@ -312,10 +324,6 @@ def test_compiled_declines_what_it_does_not_reproduce(compiled: Counter[str]) ->
     b.mark_output(y)
     _same_bytes(b.build(), [rng.uniform(-1, 1, (1, 4, 4, 2)).astype(np.float32)], "inf filter")
     assert sum(compiled.values()) == 0
-    # the same int8 layers on that target are compiled: integer arithmetic does not change
-    model, inputs, desc = conv_case("int8", rng)
-    _same_bytes(model, inputs, desc, target="cortex-m4", kernel_set="reference")
-    assert compiled["bind_conv2d"] == 1
 
 
 SHARED = ("hello_world_int8", "hello_world_float", "micro_speech_quantized", "person_detect",
@@ -368,3 +376,69 @@ def test_compiled_cmsis_nn_kernels(target: str, compiled: Counter[str]) -> None:
                     continue  # CMSIS-NN refuses per-channel int16 FC (KernelError)
                 _same_bytes(model, inputs, desc, target=target, kernel_set="cmsis-nn")
     assert all(compiled[bind] >= 4 for _, bind in CASES.values())
+
+
+def test_compiled_int4_filters(compiled: Counter[str]) -> None:
+    """Packed int4 filters reach the compiled loops unpacked to int8 values."""
+    rng = np.random.default_rng(44)
+    x_shape = (1, 5, 6, 4)
+    layers = (("CONV_2D", (3, 2, 3, 4), 0, (1, 5, 6, 3), {"padding": "SAME", "stride_w": 1,
+                                                            "stride_h": 1}),
+              ("DEPTHWISE_CONV_2D", (1, 3, 3, 8), 3, (1, 3, 3, 8),
+               {"padding": "SAME", "stride_w": 2, "stride_h": 2, "depth_multiplier": 2}),
+              ("FULLY_CONNECTED", (7, 120), 0, (1, 7), {}))
+    for op, w_shape, qdim, y_shape, options in layers:
+        channels = w_shape[qdim]
+        b = ModelBuilder()
+        x = b.add_input("x", x_shape, "int8", scale=0.05, zero_point=-3)
+        wt = b.add_constant("w", rng.integers(-8, 8, w_shape), "int4",
+                            scale=rng.uniform(0.01, 0.05, channels).astype(np.float32),
+                            zero_point=np.zeros(channels, np.int64), quantized_dimension=qdim)
+        y = b.add_tensor("y", y_shape, "int8", scale=0.2, zero_point=1)
+        b.add_operator(op, [x, wt], [y], **options)
+        b.mark_output(y)
+        _same_bytes(b.build(), [random_input(x_shape, "int8", rng)], f"int4 {op}")
+    assert [compiled[bind] for _, bind in CASES.values()] == [1, 1, 1]
+
+
+def test_compiled_fma32_matches_numpy_fma32() -> None:
+    """The compiled fmaf against ``_fma.fma32`` on values chosen so that many float64 sums
+    are inexact and land next to float32 rounding ties (where rounding to odd matters),
+    plus infinities, NaN and signed zeros."""
+    import numba
+
+    from tinyarena.kernels._fma import fma32
+    from tinyarena.kernels.native.conv import _fma32
+
+    @numba.njit
+    def apply(a: Any, b: Any, c: Any, out: Any) -> None:
+        for i in range(a.size):
+            out[i] = _fma32(a[i], b[i], c[i])
+
+    rng = np.random.default_rng(8)
+    n = 300_000
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    # c within a few float32 ulps of the product's float32 rounding: ties and near-ties
+    c = (-(a * b) + rng.integers(-3, 4, n).astype(np.float32) * np.spacing(a * b) / 2
+         + rng.standard_normal(n).astype(np.float32) * 1e-9).astype(np.float32)
+    c[::4] = rng.standard_normal(n)[::4].astype(np.float32)
+    # double-rounding traps: a * b = 2**-24 * (1 - k**2 * 2**-46) * 2**e and c = (1 + odd *
+    # 2**-23) * 2**e, so the exact sum lies just below a float32 midpoint that the float64
+    # sum rounds onto (rounding to odd keeps it off the midpoint)
+    m = n // 4
+    k = rng.integers(1, 2048, m).astype(np.float64)
+    e = rng.integers(-20, 20, m).astype(np.float64)
+    sign = rng.choice([-1.0, 1.0], m)
+    a[1::4] = (1 + k * 2.0**-23).astype(np.float32)
+    b[1::4] = (sign * 2.0**-24 * (1 - k * 2.0**-23) * 2**e).astype(np.float32)
+    c[1::4] = (sign * (1 + (2 * rng.integers(0, 2**21, m) + 1) * 2.0**-23) * 2**e
+               ).astype(np.float32)
+    specials = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 3e38, 1e-30, 1.0], np.float32)
+    a[:64], b[:64], c[:64] = (np.tile(specials, 8), np.repeat(specials, 8),
+                              np.roll(np.tile(specials, 8), 3))
+    out = np.empty(n, np.float32)
+    with np.errstate(all="ignore"):
+        apply(a, b, c, out)
+        expected = fma32(a, b, c)
+    assert out.tobytes() == expected.tobytes()

@@ -18,8 +18,9 @@ Arithmetic, per kind (the numpy path stays the reference; tests compare both):
   A left shift of 32 or more (C's undefined ``1 << 32``) is declined.
 * float32 sums run in TFLM's order (taps, then input channels), one float32 rounding per
   product and per addition: numba does not contract ``a * b + c`` into a fused
-  multiply-add without ``fastmath``. Targets with ``float_fma`` are declined, as are the
-  numpy path's GEMM-rounded large float layers and filters holding inf or NaN.
+  multiply-add without ``fastmath``. On targets with ``float_fma`` each step is one fmaf,
+  computed exactly as ``_fma.fma32`` does (float64 rounded to odd). The numpy path's
+  GEMM-rounded large float layers and filters holding inf or NaN are declined.
 
 Every ``bind_*`` returns ``None`` (the numpy step stays) for anything it does not reproduce,
 and checks every size the compiled loop relies on: the loops do no bounds checks.
@@ -33,6 +34,7 @@ row] instead of the bias and accumulator columns.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -56,7 +58,8 @@ FILTER_H, FILTER_W, STRIDE_H, STRIDE_W, DILATION_H, DILATION_W = 7, 8, 9, 10, 11
 PAD_H, PAD_W, GROUPS, CIN_G, INPUT_OFFSET = 13, 14, 15, 16, 17
 OUTPUT_OFFSET, ACT_MIN, ACT_MAX, MODE, WRAP32, HAS_BIAS, ACC32 = 18, 19, 20, 21, 22, 23, 24
 BY_CHANNEL = 25  # DEPTHWISE_CONV_2D's loop order
-HEADER = 26
+FUSED = 26  # float sums as fused multiply-adds (the target's float_fma)
+HEADER = 27
 # FULLY_CONNECTED reuses BATCHES, IN_C (accum depth) and OUT_C (output depth).
 # DEPTHWISE_CONV_2D keeps its depth multiplier in GROUPS.
 
@@ -167,6 +170,24 @@ def _dot64(a: Any, abase: int, w: Any, wbase: int, count: int) -> int:
     return total
 
 
+@_inline
+def _fma32(a: Any, b: Any, c: Any) -> Any:
+    """fmaf(a, b, c) on float32 values, as ``_fma.fma32`` computes it: the float64 product
+    is exact, the float64 sum is rounded to odd (TwoSum's error term moves an inexact sum
+    with an even last bit to its odd neighbour), and that rounds to float32 exactly as the
+    unrounded sum would."""
+    product = np.float64(a) * np.float64(b)
+    addend = np.float64(c)
+    total = product + addend
+    back = total - product
+    err = (product - (total - back)) + (addend - back)
+    if err != 0.0 and math.isfinite(total):
+        significand, _ = math.frexp(total)  # |significand| in [0.5, 1): 53 bits
+        if np.int64(significand * 9007199254740992.0) & 1 == 0:
+            total = np.nextafter(total, np.inf if err > 0.0 else -np.inf)
+    return np.float32(total)
+
+
 @native.jit
 def conv_int(x: Any, w: Any, out: Any, p: Any, patch: Any) -> None:
     """reference_integer_ops::ConvPerChannel (and its 16x8 form). Per output pixel and group
@@ -238,6 +259,7 @@ def conv_float(x: Any, w: Any, out: Any, p: Any, f: Any) -> None:
     per_group = out_c // groups
     acc = f[F_BIAS + out_c:F_BIAS + 2 * out_c]
     zero = np.float32(0.0)
+    fused = p[FUSED]
     for b in range(batches):
         for oy in range(out_h):
             iy0 = oy * p[STRIDE_H] - p[PAD_H]
@@ -260,8 +282,12 @@ def conv_float(x: Any, w: Any, out: Any, p: Any, f: Any) -> None:
                             for ic in range(cin_g):
                                 xv = x[xbase + g * cin_g + ic]
                                 wrow = (wtap + ic) * out_c
-                                for cc in range(per_group):
-                                    acc[c0 + cc] = acc[c0 + cc] + xv * w[wrow + c0 + cc]
+                                if fused:
+                                    for cc in range(per_group):
+                                        acc[c0 + cc] = _fma32(xv, w[wrow + c0 + cc], acc[c0 + cc])
+                                else:
+                                    for cc in range(per_group):
+                                        acc[c0 + cc] = acc[c0 + cc] + xv * w[wrow + c0 + cc]
                 _store_float(f, p[HAS_BIAS], acc, out,
                              ((b * out_h + oy) * out_w + ox) * out_c, out_c)
 
@@ -358,6 +384,7 @@ def depthwise_float(x: Any, w: Any, out: Any, p: Any, f: Any) -> None:
     mult = p[GROUPS]
     acc = f[F_BIAS + out_c:F_BIAS + 2 * out_c]
     zero = np.float32(0.0)
+    fused = p[FUSED]
     for b in range(batches):
         for oy in range(out_h):
             iy0 = oy * p[STRIDE_H] - p[PAD_H]
@@ -376,11 +403,12 @@ def depthwise_float(x: Any, w: Any, out: Any, p: Any, f: Any) -> None:
                             xv = x[xbase + ic] if inside else zero
                             for m in range(mult):
                                 c = ic * mult + m
-                                prod = xv * w[wbase + c]
-                                if first:
-                                    acc[c] = prod
+                                if fused:  # from 0.0f, as the numpy path's fused sum
+                                    acc[c] = _fma32(xv, w[wbase + c], zero if first else acc[c])
+                                elif first:
+                                    acc[c] = xv * w[wbase + c]
                                 else:
-                                    acc[c] = acc[c] + prod
+                                    acc[c] = acc[c] + xv * w[wbase + c]
                 _store_float(f, p[HAS_BIAS], acc, out,
                              ((b * out_h + oy) * out_w + ox) * out_c, out_c)
 
@@ -424,6 +452,7 @@ def fully_connected_float(x: Any, w: Any, out: Any, p: Any, f: Any) -> None:
     units = p[OUT_C]
     acc = f[F_BIAS + units:F_BIAS + 2 * units]
     zero = np.float32(0.0)
+    fused = p[FUSED]
     for b in range(batches):
         xbase = b * depth
         for o in range(units):
@@ -431,8 +460,12 @@ def fully_connected_float(x: Any, w: Any, out: Any, p: Any, f: Any) -> None:
         for d in range(depth):
             xv = x[xbase + d]
             wrow = d * units
-            for o in range(units):
-                acc[o] = acc[o] + xv * w[wrow + o]
+            if fused:
+                for o in range(units):
+                    acc[o] = _fma32(xv, w[wrow + o], acc[o])
+            else:
+                for o in range(units):
+                    acc[o] = acc[o] + xv * w[wrow + o]
         _store_float(f, p[HAS_BIAS], acc, out, b * units, units)
 
 
@@ -508,11 +541,12 @@ def _int_params(header: dict[int, int], kind: str, rq: ChannelRequant | None, ch
 
 
 def _float_params(header: dict[int, int], lo: float, hi: float, channels: int,
-                  bias: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+                  bias: np.ndarray | None, fused: bool) -> tuple[np.ndarray, np.ndarray] | None:
     """(``p``, ``f``) for a float kernel."""
     p = np.zeros(HEADER, np.int64)
     for index, value in header.items():
         p[index] = value
+    p[FUSED] = int(fused)
     f = np.zeros(F_BIAS + 2 * channels, np.float32)
     f[F_MIN] = np.float32(lo)
     f[F_MAX] = np.float32(hi)
@@ -575,8 +609,7 @@ def _int_dtype(kind: str) -> Any:
 def bind_conv2d(ctx: Any, op: Any, data: ConvData) -> Step | None:
     """CONV_2D as one compiled call, or None (see the module docstring for what is declined)."""
     geom = data.geom
-    if data.fused or (data.kind == KIND_FLOAT and (not data.exact_float
-                                                   or not data.filter_finite)):
+    if data.kind == KIND_FLOAT and (not data.exact_float or not data.filter_finite):
         return None
     filt = _const(ctx.tensor(op.inputs[1]))
     usable, bias = _constant_bias(ctx, op)
@@ -596,7 +629,8 @@ def bind_conv2d(ctx: Any, op: Any, data: ConvData) -> Step | None:
     header = _geometry_header(geom, out_c, groups, cin_g, data.input_offset)
     if data.kind == KIND_FLOAT:
         wf = np.ascontiguousarray(np.asarray(filt, np.float32).transpose(1, 2, 3, 0))
-        packed = _float_params(header, data.float_min, data.float_max, out_c, bias)
+        packed = _float_params(header, data.float_min, data.float_max, out_c, bias,
+                               data.fused)
         if packed is None:
             return None
         return native.native_step(conv_float, x, wf.reshape(-1), out, *packed)
@@ -617,7 +651,7 @@ def bind_depthwise(ctx: Any, op: Any, data: DepthwiseData) -> Step | None:
     geom = data.geom
     mult = data.depth_multiplier
     out_c = geom.in_c * mult
-    if data.fused or (data.kind == KIND_FLOAT and not data.filter_finite):
+    if data.kind == KIND_FLOAT and not data.filter_finite:
         return None
     filt = _const(ctx.tensor(op.inputs[1]))
     usable, bias = _constant_bias(ctx, op)
@@ -639,7 +673,8 @@ def bind_depthwise(ctx: Any, op: Any, data: DepthwiseData) -> Step | None:
             # np.maximum (smaller outputs, and this loop) gives +0.0
             return None
         wf = np.ascontiguousarray(np.asarray(filt[0], np.float32)).reshape(-1)
-        packed = _float_params(header, data.float_min, data.float_max, out_c, bias)
+        packed = _float_params(header, data.float_min, data.float_max, out_c, bias,
+                               data.fused)
         if packed is None:
             return None
         return native.native_step(depthwise_float, x, wf, out, *packed)
@@ -664,7 +699,7 @@ def bind_depthwise(ctx: Any, op: Any, data: DepthwiseData) -> Step | None:
 
 def bind_fully_connected(ctx: Any, op: Any, data: FullyConnectedData) -> Step | None:
     """FULLY_CONNECTED as one compiled call, or None."""
-    if data.fused or (data.kind == KIND_FLOAT and not data.exact_float):
+    if data.kind == KIND_FLOAT and not data.exact_float:
         return None
     filt = _const(ctx.tensor(op.inputs[1]))
     usable, bias = _constant_bias(ctx, op)
@@ -682,7 +717,8 @@ def bind_fully_connected(ctx: Any, op: Any, data: FullyConnectedData) -> Step | 
     header = {BATCHES: batches, IN_C: depth, OUT_C: units, INPUT_OFFSET: data.input_offset}
     if data.kind == KIND_FLOAT:
         wf = np.ascontiguousarray(np.asarray(wmat, np.float32).T).reshape(-1)
-        packed = _float_params(header, data.float_min, data.float_max, units, bias)
+        packed = _float_params(header, data.float_min, data.float_max, units, bias,
+                               data.fused)
         if packed is None:
             return None
         return native.native_step(fully_connected_float, x, wf, out, *packed)
