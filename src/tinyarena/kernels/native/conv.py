@@ -193,7 +193,7 @@ def conv_int(x: Any, w: Any, out: Any, p: Any, patch: Any) -> None:
     """reference_integer_ops::ConvPerChannel (and its 16x8 form). Per output pixel and group
     the patch is staged as int16 ``x + input_offset`` (0 for taps outside the image, which
     TFLM skips), then each output channel is one dot product with its row of ``w``
-    ((out_c, fh * fw * cin_g) int16)."""
+    ((out_c, fh * fw * cin_g) int8)."""
     batches = p[BATCHES]
     in_h = p[IN_H]
     in_w = p[IN_W]
@@ -636,7 +636,7 @@ def bind_conv2d(ctx: Any, op: Any, data: ConvData) -> Step | None:
         return native.native_step(conv_float, x, wf.reshape(-1), out, *packed)
     if filt.dtype.kind != "i" or filt.dtype.itemsize > 1:
         return None
-    w = np.ascontiguousarray(np.asarray(filt, np.int16).reshape(out_c, -1))
+    w = np.ascontiguousarray(np.asarray(filt, np.int8).reshape(out_c, -1))
     header[ACC32] = int(_int32_sums_exact(w, data.kind, data.input_offset))
     p = _int_params(header, data.kind, data.rq, out_c, bias,
                     wrap32=data.kind == KIND_INT16_ACC32)
@@ -680,7 +680,7 @@ def bind_depthwise(ctx: Any, op: Any, data: DepthwiseData) -> Step | None:
         return native.native_step(depthwise_float, x, wf, out, *packed)
     if filt.dtype.kind != "i" or filt.dtype.itemsize > 1:
         return None
-    taps = np.asarray(filt[0], np.int16).reshape(-1, out_c)  # (fh * fw, out_c)
+    taps = np.asarray(filt[0], np.int8).reshape(-1, out_c)  # (fh * fw, out_c)
     by_channel = mult == 1 and out_c >= 8
     header[BY_CHANNEL] = int(by_channel)
     # int8: C's int32 sums wrap, and so do the numpy path's int32 accumulators: an int32 dot
