@@ -628,6 +628,8 @@ def bind_conv2d(ctx: Any, op: Any, data: ConvData) -> Step | None:
     x, out = io
     header = _geometry_header(geom, out_c, groups, cin_g, data.input_offset)
     if data.kind == KIND_FLOAT:
+        if bias is not None and bias.size != out_c:
+            return None  # numpy's broadcast of a mis-sized bias raises: keep that error
         wf = np.ascontiguousarray(np.asarray(filt, np.float32).transpose(1, 2, 3, 0))
         packed = _float_params(header, data.float_min, data.float_max, out_c, bias,
                                data.fused)
@@ -668,6 +670,8 @@ def bind_depthwise(ctx: Any, op: Any, data: DepthwiseData) -> Step | None:
     x, out = io
     header = _geometry_header(geom, out_c, mult, geom.in_c, data.input_offset)
     if data.kind == KIND_FLOAT:
+        if bias is not None and bias.size != out_c:
+            return None  # numpy's broadcast of a mis-sized bias raises: keep that error
         if bias is None and out_size >= _SMALL_CLIP:
             # the numpy path then clamps with np.clip, which keeps a -0.0 sum's sign where
             # np.maximum (smaller outputs, and this loop) gives +0.0
