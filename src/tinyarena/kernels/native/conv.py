@@ -7,11 +7,12 @@ call over arrays fixed at bind time.
 
 Arithmetic, per kind (the numpy path stays the reference; tests compare both):
 
-* Integer sums are exact (int64), folded as TFLM folds them: ``sum (x + input_offset) * w``
-  over the taps inside the image, plus the bias; the numpy path's GEMM sums and its folded
-  bias constant give the same integer. Where the numpy path keeps int32 accumulators
-  (int8 DEPTHWISE_CONV_2D; the 16x8 kernels with an int32 bias) the sum is wrapped to int32
-  once at the end: the same value modulo 2**32, as C's wrapping int32 adds give.
+* Integer sums are exact, folded as TFLM folds them: ``sum (x + input_offset) * w`` over
+  the taps inside the image, plus the bias; the numpy path's GEMM sums and its folded bias
+  constant give the same integer. They run in int64, or in int32 (vectorising better) where
+  bind proves that no partial sum leaves the int32 range. Where the numpy path keeps int32
+  accumulators (int8 DEPTHWISE_CONV_2D; the 16x8 kernels with an int32 bias) the sum is
+  wrapped to int32: the same value modulo 2**32, as C's wrapping int32 adds give.
 * Requantisation reproduces, per channel, the very formula ``_quant.requantize_inplace``
   applies (its single-shift form, or its two-step form with a left shift) or
   ``requantize_int64_inplace`` (16x8 with int64 accumulators); then offset and clamp.
@@ -27,9 +28,10 @@ and checks every size the compiled loop relies on: the loops do no bounds checks
 
 Parameter packing (numba's dispatch costs ~0.05-0.1 us per array argument): one int64 array
 ``p`` holds the scalar header, one row of ``COLUMNS`` per output channel (bias and
-requantisation constants), and, as its tail, the int64 accumulator row the loop works in;
-float kernels get one float32 array ``f`` holding [act min, act max, bias row, accumulator
-row] instead of the bias and accumulator columns.
+requantisation constants), and, as its tail, the int64 accumulator row of CONV_2D and
+FULLY_CONNECTED; float kernels get one float32 array ``f`` holding [act min, act max, bias
+row, accumulator row]. Scratch the loops write (accumulators, staged patches) is made at bind
+and private to the step.
 """
 
 from __future__ import annotations
