@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._conv_common import (
     CHUNK_BYTES,
@@ -764,8 +765,15 @@ def _single_pixel_patch(geom: ConvGeometry, x: np.ndarray, channels: int) -> np.
 
 
 def bind_conv2d(ctx: Any, op: Operator, data: ConvData) -> Callable[[], None] | None:
-    """CONV_2D, int8, one output pixel: the patch view times the GEMM weights, then the same
+    """CONV_2D: the compiled kernel when the interpreter runs them (``kernels.native``);
+    else, int8 with one output pixel: the patch view times the GEMM weights, then the same
     chunk end (bias, requantisation) as :func:`conv2d_eval_arrays`."""
+    if native.enabled(ctx):
+        from tinyarena.kernels.native import conv as native_conv
+
+        compiled = native_conv.bind_conv2d(ctx, op, data)
+        if compiled is not None:
+            return compiled
     geom = data.geom
     if data.kind != KIND_INT8 or data.exact_float or data.groups != 1 or data.ws_wmat < 0 \
             or not data.acc_bias_const:
@@ -804,9 +812,16 @@ def bind_conv2d(ctx: Any, op: Operator, data: ConvData) -> Callable[[], None] | 
 
 
 def bind_depthwise(ctx: Any, op: Operator, data: DepthwiseData) -> Callable[[], None] | None:
-    """DEPTHWISE_CONV_2D, int8, multiplier 1, one output pixel: the products of the patch view
-    with the taps summed over the taps in eval's int32 accumulator (wrapping as C), then the
-    same bias and requantisation as :func:`depthwise_eval_arrays`."""
+    """DEPTHWISE_CONV_2D: the compiled kernel when the interpreter runs them; else, int8,
+    multiplier 1, one output pixel: the products of the patch view with the taps summed over
+    the taps in eval's int32 accumulator (wrapping as C), then the same bias and
+    requantisation as :func:`depthwise_eval_arrays`."""
+    if native.enabled(ctx):
+        from tinyarena.kernels.native import conv as native_conv
+
+        compiled = native_conv.bind_depthwise(ctx, op, data)
+        if compiled is not None:
+            return compiled
     geom = data.geom
     if data.kind != KIND_INT8 or data.depth_multiplier != 1 or not data.acc_bias_const:
         return None
@@ -1151,8 +1166,15 @@ def fully_connected_small(data: FullyConnectedData, x: np.ndarray, out: np.ndarr
 
 def bind_fully_connected(ctx: Any, op: Operator, data: FullyConnectedData
                          ) -> Callable[[], None] | None:
-    """:func:`fully_connected_small`'s steps over views and constants fixed at bind time (the
-    small layers of tiny models, where each numpy call costs more than its arithmetic)."""
+    """The compiled kernel when the interpreter runs them; else :func:`fully_connected_small`'s
+    steps over views and constants fixed at bind time (the small layers of tiny models, where
+    each numpy call costs more than its arithmetic)."""
+    if native.enabled(ctx):
+        from tinyarena.kernels.native import conv as native_conv
+
+        compiled = native_conv.bind_fully_connected(ctx, op, data)
+        if compiled is not None:
+            return compiled
     if not data.small:
         return None
     x = ctx.tensor_data(op.inputs[0])

@@ -14,7 +14,7 @@ are designed to reproduce.
 
 from __future__ import annotations
 
-from tinyarena.kernels._conv_kernels import ConvData, conv2d_eval, conv2d_op_data
+from tinyarena.kernels._conv_kernels import ConvData, bind_conv2d, conv2d_eval, conv2d_op_data
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.kernels.cmsis_nn import _buffer_sizes as bs
 from tinyarena.kernels.cmsis_nn._conv_prepare import conv_params, take_conv_tensors
@@ -61,7 +61,9 @@ def _buffer_size(isa: str, op: Operator, dtype: TensorType, in_shape: tuple[int,
 # reference kernel. So the reference arithmetic is reused. Checked: every conv_int8/int16 sweep
 # and person_detect/kws_ref_model on m3 (plain C), m4 (DSP) and m55 (MVE) builds
 # (tests/oracle/test_device_outputs.py).
+# The reference kernel's bound steps (the compiled kernel when the interpreter runs them)
+# reproduce that eval: reused too.
 eval_ = conv2d_eval
 
 REGISTRATION = Registration("CONV_2D", init=init, prepare=prepare, eval=eval_,
-                            builtin_data="TfLiteConvParams")
+                            bind=bind_conv2d, builtin_data="TfLiteConvParams")

@@ -11,7 +11,12 @@ Arithmetic: the reference kernel's (``eval`` below).
 
 from __future__ import annotations
 
-from tinyarena.kernels._conv_kernels import DepthwiseData, depthwise_eval, depthwise_op_data
+from tinyarena.kernels._conv_kernels import (
+    DepthwiseData,
+    bind_depthwise,
+    depthwise_eval,
+    depthwise_op_data,
+)
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.kernels.cmsis_nn import _buffer_sizes as bs
 from tinyarena.kernels.cmsis_nn._conv_prepare import conv_params, take_conv_tensors
@@ -57,7 +62,8 @@ def _buffer_size(isa: str, op: Operator, filter_type: TensorType, in_shape: tupl
 # arm_depthwise_conv_wrapper_s8 (3x3 fast kernel, generic, MVE) and arm_depthwise_conv_s16:
 # the same integer sums and rounding as the reference (see conv.py); reused. Checked: every
 # dw_int8/int16 sweep, kws_ref_model, micro_speech_quantized, person_detect on all three ISAs.
+# The reference kernel's bound steps (compiled when the interpreter runs them) too.
 eval_ = depthwise_eval
 
 REGISTRATION = Registration("DEPTHWISE_CONV_2D", init=init, prepare=prepare, eval=eval_,
-                            builtin_data="TfLiteDepthwiseConvParams")
+                            bind=bind_depthwise, builtin_data="TfLiteDepthwiseConvParams")

@@ -21,6 +21,7 @@ from __future__ import annotations
 from tinyarena.errors import KernelError
 from tinyarena.kernels._conv_kernels import (
     FullyConnectedData,
+    bind_fully_connected,
     fully_connected_eval,
     fully_connected_op_data,
 )
@@ -83,7 +84,8 @@ def prepare(ctx: PrepareContext, op: Operator) -> FullyConnectedData:
 # column sums, the same integer as the reference's per-element offset) requantise like the
 # reference; reused. Checked: fc_int8/int16 sweeps, hello_world_int8, keyword models,
 # trained_lstm_int8 on all three ISAs.
+# The reference kernel's bound steps (compiled when the interpreter runs them) too.
 eval_ = fully_connected_eval
 
 REGISTRATION = Registration("FULLY_CONNECTED", init=init, prepare=prepare, eval=eval_,
-                            builtin_data="TfLiteFullyConnectedParams")
+                            bind=bind_fully_connected, builtin_data="TfLiteFullyConnectedParams")
