@@ -27,6 +27,15 @@ def _bytes_of(array: np.ndarray) -> memoryview:
     return array.reshape(-1).view(np.uint8).data
 
 
+def items(array: np.ndarray) -> Any:
+    """The flat elements of a C-contiguous integer or bool array as a memoryview in its own
+    format: reading or writing one item costs ~40 ns, a numpy scalar access ~150 ns."""
+    if array.dtype.kind not in "iub" or not array.flags.c_contiguous:
+        raise ValueError("items needs a C-contiguous integer or bool array")
+    view: Any = array.reshape(-1).data.cast("B")
+    return view.cast(array.dtype.char)
+
+
 def nothing() -> None:
     """The step of an op with nothing to do (e.g. a RESHAPE planned in place)."""
     return None
@@ -38,14 +47,29 @@ nothing.quiet = True  # type: ignore[attr-defined]  # see kernels.native.quiet
 def copy_runs(dst: np.ndarray, src: np.ndarray,
               runs: Sequence[tuple[int, int, int]]) -> Step:
     """Copy ``(dst_byte, src_byte, nbytes)`` pieces of ``src`` into ``dst``, in order."""
-    d, s = _bytes_of(dst), _bytes_of(src)
-    pairs = tuple((d[a:a + n], s[b:b + n]) for a, b, n in runs if n > 0)
+    return copy_pieces([(dst, a, src, b, n) for a, b, n in runs])
+
+
+def copy_pieces(pieces: Sequence[tuple[np.ndarray, int, np.ndarray, int, int]]) -> Step:
+    """Copy ``(dst, dst_byte, src, src_byte, nbytes)`` pieces in order, between any arrays:
+    one step for all the pieces of an op (a CONCATENATION's inputs), no call per piece."""
+    pairs = tuple((_bytes_of(d)[a:a + n], _bytes_of(s)[b:b + n])
+                  for d, a, s, b, n in pieces if n > 0)
+    if not pairs:
+        return nothing
     if len(pairs) == 1:
         (dd, ss), = pairs
 
         def one() -> None:
             dd[:] = ss
         return quiet(one)
+    if len(pairs) == 2:
+        (d0, s0), (d1, s1) = pairs
+
+        def two() -> None:
+            d0[:] = s0
+            d1[:] = s1
+        return quiet(two)
 
     def many() -> None:
         for dd, ss in pairs:
@@ -114,11 +138,13 @@ def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndar
         return None  # fn's values do not fit the output type: let eval do what it does
     index = x.reshape(-1).view(np.uint8)
     flat = out.reshape(-1)
-    if x.size == 1:
+    if x.size == 1 and out.dtype.kind in "iub":  # one element: memoryview reads and writes
         values = table.tolist()
+        byte = items(index)
+        cell = items(flat)
 
         def scalar() -> None:
-            flat[0] = values[index[0]]
+            cell[0] = values[byte[0]]
         return quiet(scalar)
 
     def lookup() -> None:
@@ -137,5 +163,6 @@ def bind_copy_input(ctx: Any, op: Any, data: Any) -> Step | None:
     return byte_copy(dst, src)
 
 
-__all__ = ["LUT_MAX_ELEMENTS", "MAX_RUNS", "bind_copy_input", "byte_copy", "copy_runs",
-           "element_runs", "gather", "nothing", "unary_lut"]
+__all__ = ["LUT_MAX_ELEMENTS", "MAX_RUNS", "bind_copy_input", "byte_copy", "copy_pieces",
+           "copy_runs",
+           "element_runs", "gather", "items", "nothing", "unary_lut"]
