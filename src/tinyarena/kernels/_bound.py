@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tinyarena.kernels import native
 from tinyarena.kernels.native import quiet
 
 Step = Callable[[], None]
@@ -117,8 +118,8 @@ def gather(dst: np.ndarray, src: np.ndarray, index: np.ndarray) -> Step:
 LUT_MAX_ELEMENTS = 4096  # np.take makes an intp copy of the indices: keep it small
 
 
-def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]
-              ) -> Step | None:
+def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndarray],
+              ctx: Any = None) -> Step | None:
     """An element-wise int8/uint8 op as a 256-entry table of ``fn`` itself.
 
     An output element of such an op depends on its input byte alone, so evaluating ``fn`` (the
@@ -146,6 +147,12 @@ def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndar
         def scalar() -> None:
             cell[0] = values[byte[0]]
         return quiet(scalar)
+    if native.enabled(ctx):
+        from tinyarena.kernels.native.lut import bind_lookup
+
+        step = bind_lookup(table, index, flat)
+        if step is not None:
+            return step
 
     def lookup() -> None:
         np.take(table, index, out=flat, mode="clip")

@@ -1,0 +1,189 @@
+"""The small operators' invoke steps: compiled (``kernels.native``) equal numpy, quiet where
+they do no float arithmetic, and the invoke loop still names a failing operator.
+
+The numpy paths are the reference (tests/kernels checks them against the wheel op by op); the
+compiled QUANTIZE (integer requantization) and table lookups (int8 LOGISTIC, QUANTIZE from 8
+bits) are compared with them over whole input domains, and the streaming models built by
+``tinyarena.examples.streaming`` (resource variables, CONCATENATION, STRIDED_SLICE, CALL_ONCE)
+are run both ways over several invokes with state carried between them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinyarena
+from tinyarena.builder import ModelBuilder
+from tinyarena.errors import KernelError
+from tinyarena.examples.streaming import streaming_model
+from tinyarena.interpreter.inputs import random_inputs
+from tinyarena.interpreter.invoke_plan import InvokePlan
+from tinyarena.kernels import native
+from tinyarena.kernels._bound import nothing
+from tinyarena.kernels.native import is_quiet, quiet
+
+needs_numba = pytest.mark.skipif(not native.available(), reason="numba (extra 'fast') absent")
+
+INFO = {d: np.iinfo(d) for d in ("int8", "uint8", "int16", "int32")}
+
+
+def _one_op(op: str, n: int, in_dtype: str, in_q: tuple[float, int], out_dtype: str,
+            out_q: tuple[float, int]) -> bytes:
+    b = ModelBuilder()
+    x = b.add_input("x", (n,), in_dtype, scale=in_q[0], zero_point=in_q[1])
+    y = b.add_tensor("y", (n,), out_dtype, scale=out_q[0], zero_point=out_q[1])
+    b.add_operator(op, [x], [y])
+    b.mark_output(y)
+    return b.build()
+
+
+def _both_ways(model: bytes, batches: list[list[np.ndarray]], target: str = "host-x64"
+               ) -> tuple[list[np.ndarray], tinyarena.Interpreter]:
+    """Outputs of ``Interpreter(native=True)``, checked equal to ``native=False``'s."""
+    results = []
+    interpreters = []
+    for on in (True, False):
+        ip = tinyarena.Interpreter(model, native=on, target=target)
+        ip.allocate_tensors()
+        got = []
+        for inputs in batches:
+            for i, x in enumerate(inputs):
+                ip.set_input(x, i)
+            ip.invoke()
+            got += [ip.get_output(i) for i in range(ip.outputs_size())]
+        results.append(got)
+        interpreters.append(ip)
+    compiled, reference = results
+    assert len(compiled) == len(reference)
+    for k, (a, b) in enumerate(zip(compiled, reference)):
+        assert a.dtype == b.dtype and np.array_equal(a, b), \
+            f"output {k}: {np.count_nonzero(a != b)} of {a.size} differ"
+    return compiled, interpreters[0]
+
+
+def _steps_named(ip: tinyarena.Interpreter, name: str) -> list:
+    plan = ip._allocated().graph._plans[0]
+    return [s for s, op in zip(plan.steps, plan.operators) if op.name == name]
+
+
+def _domain(dtype: str, n: int, rng: np.random.Generator) -> list[list[np.ndarray]]:
+    """Every value of an 8/16-bit type (in batches of ``n``), or int32 extremes and randoms."""
+    info = INFO[dtype]
+    if info.bits <= 16:
+        values = np.arange(int(info.min), int(info.max) + 1, dtype=np.int64)
+    else:
+        edges = np.array([info.min, info.min + 1, -1, 0, 1, info.max - 1, info.max], np.int64)
+        values = np.concatenate([edges, rng.integers(info.min, info.max, 2 * n - edges.size,
+                                                     endpoint=True)])
+    values = np.concatenate([values, np.zeros(-values.size % n, np.int64)])
+    return [[chunk.astype(dtype)] for chunk in values.reshape(-1, n)]
+
+
+REQUANTIZE = [("int16", "int8"), ("int16", "int16"), ("int16", "int32"), ("int32", "int8"),
+              ("int32", "int16")]
+
+
+@needs_numba
+@pytest.mark.parametrize("pair", REQUANTIZE, ids=["-".join(p) for p in REQUANTIZE])
+def test_compiled_requantize_equals_numpy_on_every_input(pair: tuple[str, str]) -> None:
+    """Scales below and above one (left shifts), zero points at both ends of the range."""
+    in_dtype, out_dtype = pair
+    rng = np.random.default_rng(1300 + REQUANTIZE.index(pair))
+    n = 4096
+    batches = _domain(in_dtype, n, rng)
+    for in_scale, out_scale in ((0.000625, 0.0592), (0.02, 0.0003), (1.5e-5, 3.05e-5)):
+        lo, hi = int(INFO[out_dtype].min), int(INFO[out_dtype].max)
+        in_zp = int(rng.integers(-50, 50)) if in_dtype == "int16" else 0
+        out_zp = int(rng.integers(lo, hi)) if out_dtype == "int8" else 0
+        model = _one_op("QUANTIZE", n, in_dtype, (in_scale, in_zp), out_dtype,
+                        (out_scale, out_zp))
+        _, ip = _both_ways(model, batches)
+        (step,) = _steps_named(ip, "QUANTIZE")
+        assert is_quiet(step) and "requantize" in repr(step)  # the compiled loop ran
+
+
+@needs_numba
+@pytest.mark.parametrize("op, out_dtype, out_q", [
+    ("LOGISTIC", "int8", (1 / 256, -128)), ("QUANTIZE", "int8", (0.031, 7)),
+    ("QUANTIZE", "int16", (0.0007, 0)), ("QUANTIZE", "uint8", (0.05, 128))])
+def test_compiled_table_lookups_equal_numpy(op: str, out_dtype: str,
+                                            out_q: tuple[float, int]) -> None:
+    """Every int8 input, in one tensor of 256 (the compiled lookup) and one of 1 (the
+    scalar step)."""
+    everything = np.arange(-128, 128, dtype=np.int8)
+    _, ip = _both_ways(_one_op(op, 256, "int8", (0.06, -3), out_dtype, out_q), [[everything]])
+    (step,) = _steps_named(ip, op)
+    assert is_quiet(step) and "lookup" in repr(step)
+    one = _one_op(op, 1, "int8", (0.06, -3), out_dtype, out_q)
+    _both_ways(one, [[everything[i:i + 1]] for i in range(0, 256, 5)])
+
+
+@needs_numba
+@pytest.mark.parametrize("target", ["host-x64", "cortex-m4"])
+def test_streaming_models_compiled_equal_numpy(target: str) -> None:
+    """Ring buffers in resource variables, CALL_ONCE's initialisation, CONCATENATION and
+    STRIDED_SLICE over six invokes: the state each invoke leaves must match too."""
+    for model in (streaming_model(kernels=(3, 5), channels=8),
+                  streaming_model(kernels=(3,), channels=4)):
+        details = tinyarena.Interpreter(model).get_input_details()
+        _both_ways(model, [random_inputs(details, seed=s) for s in range(6)], target)
+
+
+@pytest.mark.parametrize("native_on", [False, True])
+def test_streaming_steps_outside_the_conv_family_are_quiet(native_on: bool) -> None:
+    """Resource variables, copies, tables and CALL_ONCE do no numpy float arithmetic, so their
+    steps are quiet: only the convolutions and FULLY_CONNECTED (compiled or not) may need the
+    error state; VAR_HANDLE has nothing to do at invoke (its id is in place since reset)."""
+    if native_on and not native.available():
+        pytest.skip("numba (extra 'fast') absent")
+    ip = tinyarena.Interpreter(streaming_model(), native=native_on)
+    ip.allocate_tensors()
+    plan = ip._allocated().graph._plans[0]
+    loud = {op.name for s, op in zip(plan.steps, plan.operators) if not is_quiet(s)}
+    assert loud <= {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"}, loud
+    assert all(s is nothing for s in _steps_named(ip, "VAR_HANDLE"))
+    assert plan.quiet == (not loud)
+
+
+def test_var_handle_id_is_in_place_after_allocation_and_reset() -> None:
+    """The ids VarHandlePrepare stores are in the arena before any invoke, and again after
+    something overwrote them and the interpreter was reset (MicroInterpreter::Reset)."""
+    model = streaming_model(kernels=(3,), channels=4)
+    ip = tinyarena.Interpreter(model)
+    ip.allocate_tensors()
+    sg = ip.model.subgraphs[0]
+    graph = ip._allocated().graph
+    ctx = graph._contexts[0]
+    handles = [(ctx.tensor_data(op.outputs[0]), data.resource_id)
+               for (op, data) in graph._nodes[0] if op.name == "VAR_HANDLE"]
+    assert handles and len({rid for _, rid in handles}) == len(handles)
+    assert all(int(view.reshape(-1)[0]) == rid for view, rid in handles)
+    for view, _ in handles:
+        view.reshape(-1)[0] = 12345
+    ip.reset()
+    assert all(int(view.reshape(-1)[0]) == rid for view, rid in handles)
+    assert len(sg.operators) > len(handles)
+
+
+def test_a_shared_failing_step_names_its_own_operator() -> None:
+    """The invoke loop keeps no counter: a step object used by two operators is made
+    distinct, so the error names the operator that was running; do-nothing steps are not
+    called at all."""
+    calls: list[int] = []
+
+    def flaky() -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise ValueError("second call")
+
+    class Op:
+        def __init__(self, index: int) -> None:
+            self.name, self.index = f"OP{index}", index
+
+    step = quiet(flaky)
+    plan = InvokePlan([nothing, step, nothing, step], [Op(i) for i in range(4)], 0)
+    assert plan.quiet
+    with pytest.raises(KernelError, match=r"OP3 \(operator 3 of subgraph 0\).*second call"):
+        plan.run()
+    assert len(calls) == 2
