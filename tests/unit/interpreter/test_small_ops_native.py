@@ -187,3 +187,29 @@ def test_a_shared_failing_step_names_its_own_operator() -> None:
     with pytest.raises(KernelError, match=r"OP3 \(operator 3 of subgraph 0\).*second call"):
         plan.run()
     assert len(calls) == 2
+
+
+def test_error_state_is_off_inside_a_loud_plan_and_back_after() -> None:
+    """A plan with a numpy step runs it with float errors ignored, whatever the caller's
+    settings, and gives those settings back afterwards, also when a step raises."""
+    seen: list[str] = []
+    fail = []
+
+    def numpy_step() -> None:
+        seen.append(np.geterr()["divide"])
+        np.float32(1.0) / np.float32(0.0)  # raises FloatingPointError unless ignored
+        if fail:
+            raise ValueError("late")
+
+    plan = InvokePlan([numpy_step], [], 0)
+    assert not plan.quiet
+    for setting in ("raise", "warn", "raise"):  # settings objects change between invokes
+        with np.errstate(divide=setting, over=setting):
+            plan.run()
+            assert np.geterr()["divide"] == setting and np.geterr()["over"] == setting
+    fail.append(1)
+    with np.errstate(divide="raise"):
+        with pytest.raises(KernelError, match="late"):
+            plan.run()
+        assert np.geterr()["divide"] == "raise"
+    assert seen == ["ignore"] * 4
