@@ -213,3 +213,35 @@ def test_error_state_is_off_inside_a_loud_plan_and_back_after() -> None:
             plan.run()
         assert np.geterr()["divide"] == "raise"
     assert seen == ["ignore"] * 4
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+def test_compiled_pooling_equals_numpy(op: str, dtype: str) -> None:
+    """Seeded random shapes, windows, strides, paddings (windows clipped at the borders) and
+    activations, on the reference and CMSIS-NN kernel sets (the latter reuses the arithmetic)."""
+    rng = np.random.default_rng(1400 + 2 * (op == "MAX_POOL_2D") + (dtype == "int16"))
+    info = INFO[dtype]
+    for case in range(6):
+        h, w, c = (int(v) for v in rng.integers(1, 9, size=3))
+        fh, fw = int(rng.integers(1, h + 2)), int(rng.integers(1, w + 2))
+        sh, sw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        padding = "SAME" if case % 2 or fh > h or fw > w else "VALID"
+        oh = -(-h // sh) if padding == "SAME" else (h - fh) // sh + 1
+        ow = -(-w // sw) if padding == "SAME" else (w - fw) // sw + 1
+        act = ("NONE", "RELU", "RELU6")[case % 3]
+        zp = int(rng.integers(-20, 20)) if dtype == "int8" else 0
+        b = ModelBuilder()
+        x = b.add_input("x", (2, h, w, c), dtype, scale=0.05, zero_point=zp)
+        y = b.add_tensor("y", (2, oh, ow, c), dtype, scale=0.05, zero_point=zp)
+        b.add_operator(op, [x], [y], padding=padding, stride_h=sh, stride_w=sw,
+                       filter_height=fh, filter_width=fw, fused_activation_function=act)
+        b.mark_output(y)
+        model = b.build()
+        batches = [[rng.integers(info.min, info.max, (2, h, w, c), endpoint=True
+                                 ).astype(dtype)] for _ in range(2)]
+        _, ip = _both_ways(model, batches)
+        (step,) = _steps_named(ip, op)
+        assert is_quiet(step) and "pool" in repr(step)
+        _both_ways(model, batches, target="cortex-m4")
