@@ -245,3 +245,34 @@ def test_compiled_pooling_equals_numpy(op: str, dtype: str) -> None:
         (step,) = _steps_named(ip, op)
         assert is_quiet(step) and "pool" in repr(step)
         _both_ways(model, batches, target="cortex-m4")
+
+
+def test_float_evals_ignore_errors_inside_and_outside_a_plan() -> None:
+    """``c_float_env`` switches float errors off around a float eval (also when called on
+    its own, as the kernel tests do) and leaves the caller's settings as they were."""
+    from tinyarena.kernels._ieee import c_float_env
+    from tinyarena.model.types import TensorType
+
+    seen: list[str] = []
+
+    class Ctx:
+        def tensor(self, index: int) -> object:
+            return type("T", (), {"type": TensorType.FLOAT32})()
+
+    class Op:
+        inputs, outputs, name, index = (0,), (1,), "FLOATY", 0
+
+    @c_float_env
+    def eval_(ctx: object, op: object, data: object) -> None:
+        seen.append(np.geterr()["over"])
+        np.float32(3e38) * np.float32(10.0)  # overflow: raises unless ignored
+
+    for setting in ("raise", "warn", "raise"):
+        with np.errstate(over=setting):
+            eval_(Ctx(), Op(), None)
+            assert np.geterr()["over"] == setting
+            plan = InvokePlan([lambda: eval_(Ctx(), Op(), None)], [], 0)
+            plan.run()
+            plan.run()
+            assert np.geterr()["over"] == setting
+    assert seen == ["ignore"] * 9
