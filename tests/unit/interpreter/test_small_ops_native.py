@@ -305,3 +305,39 @@ def test_compiled_int8_binary_ops_equal_numpy(op: str) -> None:
         (step,) = _steps_named(ip, op)
         assert is_quiet(step) and "lookup_pairs" in repr(step)
         _both_ways(model, batches, target="cortex-m4")
+
+
+REDUCTIONS = [((1, 7, 7, 20), (1, 2)), ((3, 50), (1,)), ((4, 5, 6), (0,)),
+              ((2, 3, 4, 5), (1, 2, 3)), ((6, 8), (0, 1)),
+              ((2, 3, 4), (0, 2))]  # the last: not contiguous, numpy runs
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("op", ["MEAN", "SUM"])
+def test_compiled_integer_reductions_equal_numpy(op: str, dtype: str) -> None:
+    """Seeded random scales and zero points, both keep_dims, axes given negative too; inputs
+    at the type's extremes as well as random ones (the int32 wrap of the sums)."""
+    rng = np.random.default_rng(1600 + 2 * (op == "SUM") + (dtype == "int16"))
+    info = INFO[dtype]
+    for k, (shape, axes) in enumerate(REDUCTIONS):
+        keep = bool(k % 2)
+        out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep else \
+            tuple(d for i, d in enumerate(shape) if i not in axes)
+        zp = (lambda: int(rng.integers(-100, 100))) if dtype == "int8" else (lambda: 0)
+        b = ModelBuilder()
+        x = b.add_input("x", shape, dtype, scale=float(10 ** rng.uniform(-2, 0)),
+                        zero_point=zp())
+        axis = b.add_constant("axis", np.array([a - len(shape) * (a % 2) for a in axes],
+                                               np.int32))
+        y = b.add_tensor("y", out_shape, dtype, scale=float(10 ** rng.uniform(-2, 0.5)),
+                         zero_point=zp())
+        b.add_operator(op, [x, axis], [y], keep_dims=keep)
+        b.mark_output(y)
+        model = b.build()
+        batches = [[rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)],
+                   [np.full(shape, info.max, dtype)], [np.full(shape, info.min, dtype)]]
+        _, ip = _both_ways(model, batches)
+        (step,) = _steps_named(ip, op)
+        contiguous = list(axes) == list(range(axes[0], axes[-1] + 1))
+        assert ("mean_or_sum" in repr(step)) == contiguous
