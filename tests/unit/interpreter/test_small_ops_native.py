@@ -341,3 +341,24 @@ def test_compiled_integer_reductions_equal_numpy(op: str, dtype: str) -> None:
         (step,) = _steps_named(ip, op)
         contiguous = list(axes) == list(range(axes[0], axes[-1] + 1))
         assert ("mean_or_sum" in repr(step)) == contiguous
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
+def test_compiled_transpose_equals_numpy(dtype: str) -> None:
+    """Seeded random shapes of rank 1 to 5 and permutations (identity included)."""
+    rng = np.random.default_rng(1700 + ("int8", "int16", "float32").index(dtype))
+    for rank in (1, 2, 3, 4, 5, 4):
+        shape = tuple(int(d) for d in rng.integers(1, 6, size=rank))
+        perm = tuple(int(p) for p in rng.permutation(rank))
+        q = {} if dtype == "float32" else {"scale": 0.1, "zero_point": 0}
+        b = ModelBuilder()
+        x = b.add_input("x", shape, dtype, **q)
+        p = b.add_constant("perm", np.array(perm, np.int32))
+        y = b.add_tensor("y", tuple(shape[i] for i in perm), dtype, **q)
+        b.add_operator("TRANSPOSE", [x, p], [y])
+        b.mark_output(y)
+        values = rng.standard_normal(shape) * 1000
+        _, ip = _both_ways(b.build(), [[values.astype(dtype)]])
+        (step,) = _steps_named(ip, "TRANSPOSE")
+        assert "transpose" in repr(step)
