@@ -67,6 +67,12 @@ def _steps_named(ip: tinyarena.Interpreter, name: str) -> list:
     return [s for s, op in zip(plan.steps, plan.operators) if op.name == name]
 
 
+def _compiled(step: object, name: str) -> bool:
+    """The step is ``native_step`` over the compiled function ``name`` of kernels.native."""
+    fn = getattr(step, "func", None)
+    return is_quiet(step) and getattr(getattr(fn, "py_func", None), "__name__", None) == name
+
+
 def _domain(dtype: str, n: int, rng: np.random.Generator) -> list[list[np.ndarray]]:
     """Every value of an 8/16-bit type (in batches of ``n``), or int32 extremes and randoms."""
     info = INFO[dtype]
@@ -100,7 +106,7 @@ def test_compiled_requantize_equals_numpy_on_every_input(pair: tuple[str, str]) 
                         (out_scale, out_zp))
         _, ip = _both_ways(model, batches)
         (step,) = _steps_named(ip, "QUANTIZE")
-        assert is_quiet(step) and "requantize" in repr(step)  # the compiled loop ran
+        assert _compiled(step, "requantize")  # the compiled loop ran
 
 
 @needs_numba
@@ -114,7 +120,7 @@ def test_compiled_table_lookups_equal_numpy(op: str, out_dtype: str,
     everything = np.arange(-128, 128, dtype=np.int8)
     _, ip = _both_ways(_one_op(op, 256, "int8", (0.06, -3), out_dtype, out_q), [[everything]])
     (step,) = _steps_named(ip, op)
-    assert is_quiet(step) and "lookup" in repr(step)
+    assert _compiled(step, "lookup")
     one = _one_op(op, 1, "int8", (0.06, -3), out_dtype, out_q)
     _both_ways(one, [[everything[i:i + 1]] for i in range(0, 256, 5)])
 
@@ -243,7 +249,7 @@ def test_compiled_pooling_equals_numpy(op: str, dtype: str) -> None:
                                  ).astype(dtype)] for _ in range(2)]
         _, ip = _both_ways(model, batches)
         (step,) = _steps_named(ip, op)
-        assert is_quiet(step) and "pool" in repr(step)
+        assert _compiled(step, "pool")
         _both_ways(model, batches, target="cortex-m4")
 
 
@@ -303,7 +309,7 @@ def test_compiled_int8_binary_ops_equal_numpy(op: str) -> None:
                     rng.integers(-128, 128, s2).astype(np.int8)] for _ in range(2)]
         _, ip = _both_ways(model, batches)
         (step,) = _steps_named(ip, op)
-        assert is_quiet(step) and "lookup_pairs" in repr(step)
+        assert _compiled(step, "lookup_pairs")
         _both_ways(model, batches, target="cortex-m4")
 
 
@@ -340,7 +346,7 @@ def test_compiled_integer_reductions_equal_numpy(op: str, dtype: str) -> None:
         _, ip = _both_ways(model, batches)
         (step,) = _steps_named(ip, op)
         contiguous = list(axes) == list(range(axes[0], axes[-1] + 1))
-        assert ("mean_or_sum" in repr(step)) == contiguous
+        assert _compiled(step, "mean_or_sum") == contiguous
 
 
 @needs_numba
@@ -361,4 +367,31 @@ def test_compiled_transpose_equals_numpy(dtype: str) -> None:
         values = rng.standard_normal(shape) * 1000
         _, ip = _both_ways(b.build(), [[values.astype(dtype)]])
         (step,) = _steps_named(ip, "TRANSPOSE")
-        assert "transpose" in repr(step)
+        assert _compiled(step, "transpose")
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "float32"])
+def test_compiled_pad_equals_numpy(dtype: str) -> None:
+    """PAD (zero point / zero) and PADV2 (a given value) on seeded small shapes of rank 1-5,
+    paddings on every axis including none."""
+    from tinyarena.kernels.native.pad import MAX_ELEMENTS
+
+    rng = np.random.default_rng(1800 + ("int8", "int16", "int32", "float32").index(dtype))
+    q = {} if dtype == "float32" else {"scale": 0.1, "zero_point": -5 if dtype == "int8" else 0}
+    for k, rank in enumerate((1, 2, 3, 4, 5, 4)):
+        shape = tuple(int(d) for d in rng.integers(1, 5, size=rank))
+        pads = rng.integers(0, 3, size=(rank, 2))
+        out_shape = tuple(int(n + a + b) for n, (a, b) in zip(shape, pads))
+        b = ModelBuilder()
+        x = b.add_input("x", shape, dtype, **q)
+        inputs = [x, b.add_constant("pads", pads.astype(np.int32))]
+        if k % 2:
+            inputs.append(b.add_constant("value", np.array([7], dtype), **q))
+        y = b.add_tensor("y", out_shape, dtype, **q)
+        b.add_operator("PADV2" if k % 2 else "PAD", inputs, [y])
+        b.mark_output(y)
+        values = (rng.standard_normal(shape) * 100).astype(dtype)
+        _, ip = _both_ways(b.build(), [[values]])
+        (step,) = _steps_named(ip, "PADV2" if k % 2 else "PAD")
+        assert _compiled(step, "pad") == (int(np.prod(out_shape)) <= MAX_ELEMENTS)

@@ -18,15 +18,18 @@ RANK = 5  # TransposePrepare's limit
 
 @native.jit
 def transpose(x: Any, out: Any, d: Any) -> None:  # pragma: no cover - compiled
+    # sizes and strides into locals first (``out`` could alias ``d`` for all the compiler knows)
+    n0, n1, n2, n3, n4 = d[0], d[1], d[2], d[3], d[4]
+    s0, s1, s2, s3, s4 = d[5], d[6], d[7], d[8], d[9]
     o = 0
-    for i0 in range(d[0]):
-        for i1 in range(d[1]):
-            for i2 in range(d[2]):
-                for i3 in range(d[3]):
-                    base = i0 * d[5] + i1 * d[6] + i2 * d[7] + i3 * d[8]
-                    for i4 in range(d[4]):
-                        out[o] = x[base + i4 * d[9]]
-                        o += 1
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                for i3 in range(n3):
+                    base = i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3
+                    for i4 in range(n4):
+                        out[o + i4] = x[base + i4 * s4]
+                    o += n4
 
 
 def bind_transpose(x: np.ndarray, out: np.ndarray, perm: Sequence[int]
