@@ -62,8 +62,8 @@ def bind_pad(x: np.ndarray, value: np.ndarray, out: np.ndarray,
     paddings."""
     rank = x.ndim
     if out.size > MAX_ELEMENTS or rank == 0 or rank > RANK or len(paddings) != rank or \
-            out.ndim != rank or value.size != 1 or value.dtype != out.dtype or x.dtype != out.dtype or \
-            not all(a.flags.c_contiguous for a in (x, out, value)) or \
+            out.ndim != rank or value.size != 1 or value.dtype != out.dtype or \
+            x.dtype != out.dtype or not all(a.flags.c_contiguous for a in (x, out, value)) or \
             np.may_share_memory(x, out):
         return None
     if any(b < 0 or a < 0 or n + b + a != m
