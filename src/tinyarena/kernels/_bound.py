@@ -124,17 +124,21 @@ def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndar
 
     An output element of such an op depends on its input byte alone, so evaluating ``fn`` (the
     kernel's own arithmetic, the one eval runs) once on all 256 inputs gives every answer it
-    can produce; the step is then one lookup. None when the tensors do not suit (eval runs).
+    can produce; the step is then one lookup (compiled when ``ctx`` runs compiled kernels,
+    ``kernels.native``, for any size; numpy's ``take`` up to ``LUT_MAX_ELEMENTS``). None when
+    the tensors do not suit (eval runs).
     """
-    if x.dtype not in (np.int8, np.uint8) or x.shape != out.shape or \
-            x.size > LUT_MAX_ELEMENTS or not (x.flags.c_contiguous and out.flags.c_contiguous):
+    compiled = native.enabled(ctx)
+    if x.dtype not in (np.int8, np.uint8) or x.size != out.size or \
+            (x.size > LUT_MAX_ELEMENTS and not compiled) or \
+            not (x.flags.c_contiguous and out.flags.c_contiguous):
         return None
     probe = np.arange(256, dtype=np.uint8).view(x.dtype)
-    table = np.asarray(fn(probe))
-    if table.shape != (256,):
+    values_of = np.asarray(fn(probe))
+    if values_of.shape != (256,):
         return None
-    table = np.ascontiguousarray(table.astype(out.dtype, casting="unsafe"))
-    if not np.array_equal(table.astype(np.float64), np.asarray(fn(probe), np.float64),
+    table = np.ascontiguousarray(values_of.astype(out.dtype, casting="unsafe"))
+    if not np.array_equal(table.astype(np.float64), values_of.astype(np.float64),
                           equal_nan=True):
         return None  # fn's values do not fit the output type: let eval do what it does
     index = x.reshape(-1).view(np.uint8)
@@ -147,12 +151,14 @@ def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndar
         def scalar() -> None:
             cell[0] = values[byte[0]]
         return quiet(scalar)
-    if native.enabled(ctx):
+    if compiled:
         from tinyarena.kernels.native.lut import bind_lookup
 
         step = bind_lookup(table, index, flat)
         if step is not None:
             return step
+    if x.size > LUT_MAX_ELEMENTS:
+        return None
 
     def lookup() -> None:
         np.take(table, index, out=flat, mode="clip")

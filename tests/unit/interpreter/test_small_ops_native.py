@@ -20,7 +20,7 @@ from tinyarena.examples.streaming import streaming_model
 from tinyarena.interpreter.inputs import random_inputs
 from tinyarena.interpreter.invoke_plan import InvokePlan
 from tinyarena.kernels import native
-from tinyarena.kernels._bound import nothing
+from tinyarena.kernels._bound import LUT_MAX_ELEMENTS, nothing
 from tinyarena.kernels.native import is_quiet, quiet
 
 needs_numba = pytest.mark.skipif(not native.available(), reason="numba (extra 'fast') absent")
@@ -395,3 +395,63 @@ def test_compiled_pad_equals_numpy(dtype: str) -> None:
         _, ip = _both_ways(b.build(), [[values]])
         (step,) = _steps_named(ip, "PADV2" if k % 2 else "PAD")
         assert _compiled(step, "pad") == (int(np.prod(out_shape)) <= MAX_ELEMENTS)
+
+
+def _eval_only(model: bytes, batches: list[list[np.ndarray]]) -> list[np.ndarray]:
+    """Outputs with every kernel's bind removed: each op runs its plain eval (the reference
+    the kernel tests check against the wheel)."""
+    from dataclasses import replace
+
+    names = {op.name for sg in tinyarena.read_model(model).subgraphs for op in sg.operators}
+    default = tinyarena.OpResolver.default()
+    resolver = tinyarena.OpResolver()
+    for name in sorted(names):
+        resolver.add(name, replace(default.resolve_name(name), bind=None))
+    ip = tinyarena.Interpreter(model, resolver=resolver, native=False)
+    ip.allocate_tensors()
+    got = []
+    for inputs in batches:
+        for i, x in enumerate(inputs):
+            ip.set_input(x, i)
+        ip.invoke()
+        got += [ip.get_output(i) for i in range(ip.outputs_size())]
+    return got
+
+
+TABLES = [("TANH", "int8", (1 / 128, 0), {}), ("RELU", "int8", (0.07, -20), {}),
+          ("RELU6", "int8", (0.05, -128), {}), ("LEAKY_RELU", "int8", (0.04, 3), {"alpha": 0.2}),
+          ("LEAKY_RELU", "int8", (0.04, 3), {"alpha": -1.5}),
+          ("HARD_SWISH", "int8", (0.03, -5), {}), ("DEQUANTIZE", "float32", None, {})]
+
+
+@pytest.mark.parametrize("op, out_dtype, out_q, options", TABLES,
+                         ids=[f"{t[0]}-{k}" for k, t in enumerate(TABLES)])
+def test_int8_unary_tables_equal_eval(op: str, out_dtype: str, out_q: tuple[float, int] | None,
+                                      options: dict) -> None:
+    """Every int8 input through the op's table (compiled with numba, numpy's take without)
+    gives what its eval gives, in a tensor of 256, one of 1 and one beyond numpy's table size."""
+    everything = np.arange(-128, 128, dtype=np.int8)
+    for n in (256, 1, 5000):
+        b = ModelBuilder()
+        x = b.add_input("x", (n,), "int8", scale=0.06, zero_point=-3)
+        q = {} if out_q is None else {"scale": out_q[0], "zero_point": out_q[1]}
+        y = b.add_tensor("y", (n,), out_dtype, **q)
+        b.add_operator(op, [x], [y], **options)
+        b.mark_output(y)
+        model = b.build()
+        batches = [[np.resize(everything, n)]] if n > 1 else \
+            [[everything[i:i + 1]] for i in range(0, 256, 7)]
+        reference = _eval_only(model, batches)
+        for on in (False, True) if native.available() else (False,):
+            ip = tinyarena.Interpreter(model, native=on)
+            ip.allocate_tensors()
+            for k, inputs in enumerate(batches):
+                ip.set_input(inputs[0], 0)
+                ip.invoke()
+                got = ip.get_output(0)
+                assert got.dtype == reference[k].dtype
+                assert np.array_equal(got, reference[k], equal_nan=True), (op, n, on)
+            (step,) = _steps_named(ip, op)
+            assert is_quiet(step) == (on or n <= LUT_MAX_ELEMENTS)  # else eval runs
+            if on and n > 1:
+                assert _compiled(step, "lookup")
