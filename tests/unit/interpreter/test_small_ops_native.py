@@ -455,3 +455,17 @@ def test_int8_unary_tables_equal_eval(op: str, out_dtype: str, out_q: tuple[floa
             assert is_quiet(step) == (on or n <= LUT_MAX_ELEMENTS)  # else eval runs
             if on and n > 1:
                 assert _compiled(step, "lookup")
+
+
+def test_float_quotient_floor_is_exact_in_the_pool_range() -> None:
+    """The compiled AVERAGE_POOL_2D divides as floor(float64(a) / count): exact for numerators
+    below 2**33 and windows below 2**16 taps (checked here just below, at and above every
+    multiple, for the largest numerators)."""
+    counts = np.concatenate([np.arange(1, 3000), np.arange(65535 - 3000, 65536)])
+    for count in counts.tolist():
+        top = (1 << 33) // count
+        k = np.array([1, 2, top // 3, top - 1, top], dtype=np.int64)
+        a = np.concatenate([k * count - 1, k * count, k * count + 1])
+        a = a[(a >= 0) & (a < 1 << 33)]
+        exact = a // count
+        assert np.array_equal(np.floor(a.astype(np.float64) / np.float64(count)), exact), count
