@@ -469,3 +469,62 @@ def test_float_quotient_floor_is_exact_in_the_pool_range() -> None:
         a = a[(a >= 0) & (a < 1 << 33)]
         exact = a // count
         assert np.array_equal(np.floor(a.astype(np.float64) / np.float64(count)), exact), count
+
+
+def _bound_equals_eval(model: bytes, batches: list[list[np.ndarray]], op: str) -> None:
+    """The default plan (bound steps) gives what eval gives, and the op's step is quiet."""
+    reference = _eval_only(model, batches)
+    ip = tinyarena.Interpreter(model)
+    ip.allocate_tensors()
+    got = []
+    for inputs in batches:
+        for i, x in enumerate(inputs):
+            ip.set_input(x, i)
+        ip.invoke()
+        got += [ip.get_output(i) for i in range(ip.outputs_size())]
+    assert len(got) == len(reference)
+    for a, b in zip(got, reference):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert all(is_quiet(s) for s in _steps_named(ip, op)), (op, _steps_named(ip, op))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32", "int32"])
+def test_bound_split_and_slice_equal_eval(dtype: str) -> None:
+    """SPLIT, SPLIT_V (uneven) and SLICE (size -1 included) on seeded shapes and axes."""
+    rng = np.random.default_rng(1900 + ("int8", "float32", "int32").index(dtype))
+    for rank in (1, 2, 3, 4):
+        shape = tuple(int(d) for d in rng.integers(2, 6, size=rank))
+        axis = int(rng.integers(0, rank))
+        values = [(rng.standard_normal(shape) * 50).astype(dtype)]
+        parts = 2 if shape[axis] % 2 == 0 else 1
+        b = ModelBuilder()
+        x = b.add_input("x", shape, dtype)
+        ax = b.add_constant("axis", np.array([axis - rank * (rank % 2)], np.int32))
+        outs = [b.add_tensor(f"s{k}", tuple(d // parts if i == axis else d
+                                            for i, d in enumerate(shape)), dtype)
+                for k in range(parts)]
+        b.add_operator("SPLIT", [ax, x], outs, num_splits=parts)
+        b.mark_output(*outs)
+        _bound_equals_eval(b.build(), [values], "SPLIT")
+        first = int(rng.integers(1, shape[axis]))
+        sizes = [first, shape[axis] - first]
+        b = ModelBuilder()
+        x = b.add_input("x", shape, dtype)
+        outs = [b.add_tensor(f"v{k}", tuple(n if i == axis else d for i, d in enumerate(shape)),
+                             dtype) for k, n in enumerate(sizes)]
+        b.add_operator("SPLIT_V", [x, b.add_constant("sizes", np.array(sizes, np.int32)),
+                                   b.add_constant("axis", np.array([axis], np.int32))], outs,
+                       num_splits=2)
+        b.mark_output(*outs)
+        _bound_equals_eval(b.build(), [values], "SPLIT_V")
+        begin = [int(rng.integers(0, d)) for d in shape]
+        size = [int(rng.integers(1, d - s + 1)) if k % 2 else -1
+                for k, (s, d) in enumerate(zip(begin, shape))]
+        out_shape = tuple(d - s if n == -1 else n for s, d, n in zip(begin, shape, size))
+        b = ModelBuilder()
+        x = b.add_input("x", shape, dtype)
+        y = b.add_tensor("y", out_shape, dtype)
+        b.add_operator("SLICE", [x, b.add_constant("begin", np.array(begin, np.int32)),
+                                 b.add_constant("size", np.array(size, np.int32))], [y])
+        b.mark_output(y)
+        _bound_equals_eval(b.build(), [values], "SLICE")
