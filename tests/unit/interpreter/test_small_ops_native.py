@@ -20,7 +20,7 @@ from tinyarena.examples.streaming import streaming_model
 from tinyarena.interpreter.inputs import random_inputs
 from tinyarena.interpreter.invoke_plan import InvokePlan
 from tinyarena.kernels import native
-from tinyarena.kernels._bound import LUT_MAX_ELEMENTS, nothing
+from tinyarena.kernels._bound import LUT_MAX_ELEMENTS, MAX_RUNS, nothing
 from tinyarena.kernels.native import is_quiet, quiet
 
 needs_numba = pytest.mark.skipif(not native.available(), reason="numba (extra 'fast') absent")
@@ -471,8 +471,10 @@ def test_float_quotient_floor_is_exact_in_the_pool_range() -> None:
         assert np.array_equal(np.floor(a.astype(np.float64) / np.float64(count)), exact), count
 
 
-def _bound_equals_eval(model: bytes, batches: list[list[np.ndarray]], op: str) -> None:
-    """The default plan (bound steps) gives what eval gives, and the op's step is quiet."""
+def _bound_equals_eval(model: bytes, batches: list[list[np.ndarray]], op: str,
+                       bound: bool = True) -> None:
+    """The default plan (bound steps) gives what eval gives, and the op's step is quiet
+    (``bound``: a byte-copy step, not eval's)."""
     reference = _eval_only(model, batches)
     ip = tinyarena.Interpreter(model)
     ip.allocate_tensors()
@@ -485,7 +487,7 @@ def _bound_equals_eval(model: bytes, batches: list[list[np.ndarray]], op: str) -
     assert len(got) == len(reference)
     for a, b in zip(got, reference):
         assert a.dtype == b.dtype and np.array_equal(a, b)
-    assert all(is_quiet(s) for s in _steps_named(ip, op)), (op, _steps_named(ip, op))
+    assert all(is_quiet(s) == bound for s in _steps_named(ip, op)), (op, _steps_named(ip, op))
 
 
 @pytest.mark.parametrize("dtype", ["int8", "float32", "int32"])
@@ -528,3 +530,30 @@ def test_bound_split_and_slice_equal_eval(dtype: str) -> None:
                                  b.add_constant("size", np.array(size, np.int32))], [y])
         b.mark_output(y)
         _bound_equals_eval(b.build(), [values], "SLICE")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32", "int32"])
+def test_bound_pack_and_unpack_equal_eval(dtype: str) -> None:
+    """PACK and UNPACK on seeded shapes, every axis (negative ones too), 1 to 4 values."""
+    rng = np.random.default_rng(2000 + ("int8", "float32", "int32").index(dtype))
+    for rank in (1, 2, 3):
+        shape = tuple(int(d) for d in rng.integers(1, 5, size=rank))
+        count = int(rng.integers(1, 5))
+        for axis in range(rank + 1):
+            stacked = shape[:axis] + (count,) + shape[axis:]
+            signed = axis - (rank + 1) if axis % 2 else axis
+            b = ModelBuilder()
+            xs = [b.add_input(f"x{i}", shape, dtype) for i in range(count)]
+            y = b.add_tensor("y", stacked, dtype)
+            b.add_operator("PACK", xs, [y], values_count=count, axis=signed)
+            b.mark_output(y)
+            values = [(rng.standard_normal(shape) * 50).astype(dtype) for _ in range(count)]
+            pieces = int(np.prod(stacked[:axis])) * count
+            _bound_equals_eval(b.build(), [values], "PACK", pieces <= 4 * MAX_RUNS)
+            b = ModelBuilder()
+            x = b.add_input("x", stacked, dtype)
+            ys = [b.add_tensor(f"y{i}", shape, dtype) for i in range(count)]
+            b.add_operator("UNPACK", [x], ys, num=count, axis=signed)
+            b.mark_output(*ys)
+            _bound_equals_eval(b.build(), [[(rng.standard_normal(stacked) * 50).astype(dtype)]],
+                               "UNPACK", pieces <= 4 * MAX_RUNS)
