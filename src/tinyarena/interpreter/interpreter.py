@@ -36,9 +36,9 @@ from tinyarena.interpreter.graph import Graph, SubgraphViews
 from tinyarena.interpreter.placement import (
     SharedAllocator,
     SplitMemory,
+    StampCheck,
     new_token,
     preallocated_view,
-    stamp_intact,
     stamp_slot,
     write_stamp,
 )
@@ -273,7 +273,9 @@ class Interpreter:
         self._preallocated: dict[int, Any] = {}
         self._split: SplitMemory | None = None
         self._token = allocator.token if allocator is not None else new_token()
-        self._stamp: np.ndarray | None = None
+        self._stamp: StampCheck | None = None
+        # SharedAllocator.take_turn when the arena is shared (looked up once, not per invoke)
+        self._take_turn = allocator.take_turn if allocator is not None else None
         for key, buffer in (preallocated or {}).items():
             sg_index, index = key if isinstance(key, tuple) else (0, key)
             self.register_preallocated_tensor(index, buffer, sg_index)
@@ -385,8 +387,9 @@ class Interpreter:
             # stamp of any other Interpreter whose allocator objects lie inside it.
             for buffer in self._owned_buffers():
                 buffer.fill(0)
-        self._stamp = stamp_slot(self._addressable(), layout)
-        write_stamp(self._stamp, self._token)
+        slot = stamp_slot(self._addressable(), layout)
+        write_stamp(slot, self._token)
+        self._stamp = StampCheck(slot, self._token)
         self.reset()
 
     def _owned_buffers(self) -> tuple[np.ndarray, ...]:
@@ -469,9 +472,9 @@ class Interpreter:
                            variables=variables, resources=resources, workspaces=workspaces)
 
     def _allocated(self) -> _Allocation:
-        if self._alloc is None:
+        if self._alloc is None or self._stamp is None:
             raise InterpreterError("tensors are not allocated: call allocate_tensors() first")
-        if not stamp_intact(self._stamp, self._token):
+        if not self._stamp.intact():
             self._alloc = None
             raise InterpreterError(
                 "this Interpreter's arena was taken over by another allocation (its allocator "
@@ -489,9 +492,12 @@ class Interpreter:
     # -- running -------------------------------------------------------------------------------
     def invoke(self) -> None:
         """Run subgraph 0 once (MicroInterpreter::Invoke): its precompiled invoke plan."""
-        alloc = self._allocated()  # also checks that no other allocation took this memory
-        if self._memory is not None and self._memory[0] == "shared":
-            self._memory[1].take_turn(id(self), "invoke", bool(self._model.subgraphs[0].inputs))
+        # _allocated() inlined (every invoke pays for it): allocated, and the owner stamp intact
+        alloc, stamp = self._alloc, self._stamp
+        if alloc is None or stamp is None or not stamp.intact():
+            alloc = self._allocated()  # raises the error that says which
+        if self._take_turn is not None:
+            self._take_turn(id(self), "invoke", bool(self._model.subgraphs[0].inputs))
         alloc.graph.invoke_main()
 
     def reset(self) -> None:

@@ -22,6 +22,7 @@ arenas, an arena shared by several interpreters, and the guard against overlappi
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +126,25 @@ def stamp_intact(slot: np.ndarray | None, token: int) -> bool:
     return slot is None or int.from_bytes(slot.tobytes(), "little") == token
 
 
+class StampCheck:
+    """``stamp_intact`` as every invoke runs it: the slot's 8 bytes read as one native 64-bit
+    word through a memoryview (~40 ns, where ``tobytes`` + ``int.from_bytes`` cost ~400 ns)
+    and compared with the word the token wrote. Same bytes, same answer."""
+
+    __slots__ = ("_word", "_expected")
+
+    def __init__(self, slot: np.ndarray | None, token: int) -> None:
+        if slot is None:  # no tail to stamp: a private word that nothing else can overwrite
+            slot = np.zeros(STAMP_BYTES, dtype=np.uint8)
+            write_stamp(slot, token)
+        self._word = slot.data.cast("B").cast("Q")  # the slot itself, never a copy
+        # write_stamp stores the token little-endian; "Q" reads the host's byte order
+        self._expected = int.from_bytes(token.to_bytes(STAMP_BYTES, "little"), sys.byteorder)
+
+    def intact(self) -> bool:
+        return self._word[0] == self._expected
+
+
 class SharedAllocator:
     """One MicroAllocator over one caller-supplied arena, for several Interpreters.
 
@@ -189,4 +209,4 @@ class SharedAllocator:
         return layout
 
 
-__all__ = ["SharedAllocator", "SplitMemory", "preallocated_view"]
+__all__ = ["SharedAllocator", "SplitMemory", "StampCheck", "preallocated_view"]

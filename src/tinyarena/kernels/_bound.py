@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tinyarena.kernels import native
 from tinyarena.kernels.native import quiet
 
 Step = Callable[[], None]
@@ -27,6 +28,15 @@ def _bytes_of(array: np.ndarray) -> memoryview:
     return array.reshape(-1).view(np.uint8).data
 
 
+def items(array: np.ndarray) -> Any:
+    """The flat elements of a C-contiguous integer or bool array as a memoryview in its own
+    format: reading or writing one item costs ~40 ns, a numpy scalar access ~150 ns."""
+    if array.dtype.kind not in "iub" or not array.flags.c_contiguous:
+        raise ValueError("items needs a C-contiguous integer or bool array")
+    view: Any = array.reshape(-1).data.cast("B")
+    return view.cast(array.dtype.char)
+
+
 def nothing() -> None:
     """The step of an op with nothing to do (e.g. a RESHAPE planned in place)."""
     return None
@@ -38,14 +48,29 @@ nothing.quiet = True  # type: ignore[attr-defined]  # see kernels.native.quiet
 def copy_runs(dst: np.ndarray, src: np.ndarray,
               runs: Sequence[tuple[int, int, int]]) -> Step:
     """Copy ``(dst_byte, src_byte, nbytes)`` pieces of ``src`` into ``dst``, in order."""
-    d, s = _bytes_of(dst), _bytes_of(src)
-    pairs = tuple((d[a:a + n], s[b:b + n]) for a, b, n in runs if n > 0)
+    return copy_pieces([(dst, a, src, b, n) for a, b, n in runs])
+
+
+def copy_pieces(pieces: Sequence[tuple[np.ndarray, int, np.ndarray, int, int]]) -> Step:
+    """Copy ``(dst, dst_byte, src, src_byte, nbytes)`` pieces in order, between any arrays:
+    one step for all the pieces of an op (a CONCATENATION's inputs), no call per piece."""
+    pairs = tuple((_bytes_of(d)[a:a + n], _bytes_of(s)[b:b + n])
+                  for d, a, s, b, n in pieces if n > 0)
+    if not pairs:
+        return nothing
     if len(pairs) == 1:
         (dd, ss), = pairs
 
         def one() -> None:
             dd[:] = ss
         return quiet(one)
+    if len(pairs) == 2:
+        (d0, s0), (d1, s1) = pairs
+
+        def two() -> None:
+            d0[:] = s0
+            d1[:] = s1
+        return quiet(two)
 
     def many() -> None:
         for dd, ss in pairs:
@@ -93,33 +118,47 @@ def gather(dst: np.ndarray, src: np.ndarray, index: np.ndarray) -> Step:
 LUT_MAX_ELEMENTS = 4096  # np.take makes an intp copy of the indices: keep it small
 
 
-def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]
-              ) -> Step | None:
+def unary_lut(x: np.ndarray, out: np.ndarray, fn: Callable[[np.ndarray], np.ndarray],
+              ctx: Any = None) -> Step | None:
     """An element-wise int8/uint8 op as a 256-entry table of ``fn`` itself.
 
     An output element of such an op depends on its input byte alone, so evaluating ``fn`` (the
     kernel's own arithmetic, the one eval runs) once on all 256 inputs gives every answer it
-    can produce; the step is then one lookup. None when the tensors do not suit (eval runs).
+    can produce; the step is then one lookup (compiled when ``ctx`` runs compiled kernels,
+    ``kernels.native``, for any size; numpy's ``take`` up to ``LUT_MAX_ELEMENTS``). None when
+    the tensors do not suit (eval runs).
     """
-    if x.dtype not in (np.int8, np.uint8) or x.shape != out.shape or \
-            x.size > LUT_MAX_ELEMENTS or not (x.flags.c_contiguous and out.flags.c_contiguous):
+    compiled = native.enabled(ctx)
+    if x.dtype not in (np.int8, np.uint8) or x.size != out.size or \
+            (x.size > LUT_MAX_ELEMENTS and not compiled) or \
+            not (x.flags.c_contiguous and out.flags.c_contiguous):
         return None
     probe = np.arange(256, dtype=np.uint8).view(x.dtype)
-    table = np.asarray(fn(probe))
-    if table.shape != (256,):
+    values_of = np.asarray(fn(probe))
+    if values_of.shape != (256,):
         return None
-    table = np.ascontiguousarray(table.astype(out.dtype, casting="unsafe"))
-    if not np.array_equal(table.astype(np.float64), np.asarray(fn(probe), np.float64),
+    table = np.ascontiguousarray(values_of.astype(out.dtype, casting="unsafe"))
+    if not np.array_equal(table.astype(np.float64), values_of.astype(np.float64),
                           equal_nan=True):
         return None  # fn's values do not fit the output type: let eval do what it does
     index = x.reshape(-1).view(np.uint8)
     flat = out.reshape(-1)
-    if x.size == 1:
+    if x.size == 1 and out.dtype.kind in "iub":  # one element: memoryview reads and writes
         values = table.tolist()
+        byte = items(index)
+        cell = items(flat)
 
         def scalar() -> None:
-            flat[0] = values[index[0]]
+            cell[0] = values[byte[0]]
         return quiet(scalar)
+    if compiled:
+        from tinyarena.kernels.native.lut import bind_lookup
+
+        step = bind_lookup(table, index, flat)
+        if step is not None:
+            return step
+    if x.size > LUT_MAX_ELEMENTS:
+        return None
 
     def lookup() -> None:
         np.take(table, index, out=flat, mode="clip")
@@ -137,5 +176,6 @@ def bind_copy_input(ctx: Any, op: Any, data: Any) -> Step | None:
     return byte_copy(dst, src)
 
 
-__all__ = ["LUT_MAX_ELEMENTS", "MAX_RUNS", "bind_copy_input", "byte_copy", "copy_runs",
-           "element_runs", "gather", "nothing", "unary_lut"]
+__all__ = ["LUT_MAX_ELEMENTS", "MAX_RUNS", "bind_copy_input", "byte_copy", "copy_pieces",
+           "copy_runs",
+           "element_runs", "gather", "items", "nothing", "unary_lut"]

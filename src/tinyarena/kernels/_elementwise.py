@@ -46,7 +46,8 @@ from tinyarena.kernels._quant import (
     wrap_int32,
 )
 from tinyarena.kernels._tflm_version import WHEEL, scale_arithmetic
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels import native
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration, Step
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
 # Largest rank TFLM's BroadcastBinaryOpSimple handles (kMaxRank in broadcast_loop.h).
@@ -569,7 +570,7 @@ def binary_registration(spec: BinaryOp) -> Registration:
         return _prepare_binary(spec, ctx, op)
 
     return Registration(spec.name, init=init, prepare=prepare, eval=_eval_binary,
-                        builtin_data=spec.builtin_data)
+                        bind=_bind_binary, builtin_data=spec.builtin_data)
 
 
 def _prepare_binary(spec: BinaryOp, ctx: PrepareContext, op: Operator) -> BinaryOpData:
@@ -618,6 +619,20 @@ def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
                ctx.tensor_data(op.outputs[0]),
                ctx.workspace(run.workspace) if run.workspace >= 0 else None,
                ctx.workspace(run.table_workspace) if run.table_workspace >= 0 else None)
+
+
+def _bind_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> Step | None:
+    """int8 with compiled kernels on: the table lookups of ``native.binary``; else eval."""
+    run = data.run
+    if run is None or run.kind != "table" or run.table_workspace < 0 or \
+            not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.binary import bind_table_binary
+
+    plan = run.plan
+    return bind_table_binary(ctx.workspace(run.table_workspace), ctx.tensor_data(op.inputs[0]),
+                             ctx.tensor_data(op.inputs[1]), ctx.tensor_data(op.outputs[0]),
+                             plan.shape1, plan.shape2, plan.shape_out)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ def reduce(x: np.ndarray, axis_values: np.ndarray, data: ReduceOpData, out: np.n
     np.copyto(out.reshape(-1), total, casting="unsafe")
 
 
-def _mean_multiplier(count: int, data: ReduceOpData) -> tuple[int, int]:
+def mean_multiplier(count: int, data: ReduceOpData) -> tuple[int, int]:
     """QuantizedMeanOrSum: the multiplier and shift with 1/count folded in (MEAN only)."""
     multiplier, shift = data.multiplier, data.shift
     if data.op == "MEAN":
@@ -163,11 +163,12 @@ def _requantize_sums_inplace(temp_sum: np.ndarray, count: int, data: ReduceOpDat
     info = np.iinfo(NUMPY_DTYPES[data.type])
     temp_sum -= data.input_zero_point * count
     wrap_int32_inplace(temp_sum)
-    multiplier, shift = _mean_multiplier(count, data)
+    multiplier, shift = mean_multiplier(count, data)
     multiply_by_quantized_multiplier_inplace(temp_sum, multiplier, shift, tmp)
     temp_sum += data.output_zero_point
     np.maximum(temp_sum, int(info.min), out=temp_sum)
     np.minimum(temp_sum, int(info.max), out=temp_sum)
 
 
-__all__ = ["ReduceOpData", "reduce", "reduce_op_data", "resolve_axes", "workspace_layout"]
+__all__ = ["ReduceOpData", "mean_multiplier", "reduce", "reduce_op_data", "resolve_axes",
+           "workspace_layout"]

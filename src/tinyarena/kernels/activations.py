@@ -29,7 +29,14 @@ from tinyarena.kernels._quant import (
 )
 from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
 INPUT = 0
@@ -125,7 +132,26 @@ def relu6_eval(ctx: EvalContext, op: Operator, data: Relu6OpData) -> None:
     map_unary(ctx, op, lambda v: np.where(v > upper, upper, np.where(v < lower, lower, v)))
 
 
+def relu_bind(ctx: EvalContext, op: Operator, data: ReluOpData) -> Step | None:
+    """int8: ReluQuantized as a 256-entry table (``_bound.unary_lut``); else eval."""
+    if data.type != _I8:
+        return None
+    return unary_lut(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                     lambda v: relu_quantized(v, data), ctx)
+
+
+def relu6_bind(ctx: EvalContext, op: Operator, data: Relu6OpData) -> Step | None:
+    """int8: Relu6Quantized as a 256-entry table (``_bound.unary_lut``); else eval."""
+    if data.type != _I8:
+        return None
+    lower, upper = data.zero, data.six
+    return unary_lut(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                     lambda v: np.where(v > upper, upper, np.where(v < lower, lower, v)), ctx)
+
+
 REGISTRATIONS = {
-    "RELU": Registration("RELU", init=relu_init, prepare=relu_prepare, eval=relu_eval),
-    "RELU6": Registration("RELU6", init=relu6_init, prepare=relu6_prepare, eval=relu6_eval),
+    "RELU": Registration("RELU", init=relu_init, prepare=relu_prepare, eval=relu_eval,
+                         bind=relu_bind),
+    "RELU6": Registration("RELU6", init=relu6_init, prepare=relu6_prepare, eval=relu6_eval,
+                          bind=relu6_bind),
 }

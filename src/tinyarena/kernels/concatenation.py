@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._bound import MAX_RUNS, copy_runs
+from tinyarena.kernels._bound import MAX_RUNS, copy_pieces
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels.base import (
     EvalContext,
@@ -114,26 +114,14 @@ def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
     if outer * len(parts) > 4 * MAX_RUNS:
         return None  # many small pieces: np.concatenate in eval does better
     row = out.shape[data.axis] * inner
-    runs = []
+    pieces = []
     for o in range(outer):
         at = o * row
         for p in parts:
             size = p.shape[data.axis] * inner
-            runs.append((at, o * size, size, p))
+            pieces.append((out, at, p, o * size, size))
             at += size
-    steps = [copy_runs(out, p, [(a, b, n)]) for a, b, n, p in runs if n > 0]
-    if len(steps) == 2:
-        first, second = steps
-
-        def two() -> None:
-            first()
-            second()
-        return two
-
-    def each() -> None:
-        for s in steps:
-            s()
-    return each
+    return copy_pieces(pieces)
 
 
 REGISTRATION = Registration("CONCATENATION", init=init, prepare=prepare, eval=eval_, bind=bind,

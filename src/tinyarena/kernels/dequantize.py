@@ -9,7 +9,14 @@ from __future__ import annotations
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quantize_math import DequantizeOpData, dequantize, dequantize_op_data
 from tinyarena.kernels._unary import io_tensors, map_unary
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.types import Operator
 
 INPUT = 0
@@ -35,5 +42,12 @@ def eval_(ctx: EvalContext, op: Operator, data: DequantizeOpData) -> None:
     map_unary(ctx, op, lambda v: dequantize(v, data))
 
 
-REGISTRATION = Registration("DEQUANTIZE", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: DequantizeOpData) -> Step | None:
+    """int8/uint8 in: the reference arithmetic as a 256-entry float32 table
+    (``_bound.unary_lut``); int16: eval."""
+    return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                     lambda v: dequantize(v, data), ctx)
+
+
+REGISTRATION = Registration("DEQUANTIZE", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data=None)

@@ -19,7 +19,14 @@ from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import quantize_multiplier, tensor_quant
 from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -153,4 +160,12 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         map_unary(ctx, op, lambda v: hard_swish_int8(v, data))
 
 
-REGISTRATION = Registration("HARD_SWISH", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """int8: the integer HardSwish as a 256-entry table (``_bound.unary_lut``); else eval."""
+    if data.type == _F32:
+        return None
+    return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                     lambda v: hard_swish_int8(v, data), ctx)
+
+
+REGISTRATION = Registration("HARD_SWISH", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -23,7 +23,14 @@ from tinyarena.kernels._quant import (
 )
 from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.options import LeakyReluOptions
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
@@ -96,5 +103,13 @@ def leaky_relu_quantized(x: np.ndarray, data: OpData) -> np.ndarray:
                    qmin, qmax)
 
 
-REGISTRATION = Registration("LEAKY_RELU", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """int8: QuantizeLeakyRelu as a 256-entry table (``_bound.unary_lut``); else eval."""
+    if data.type != _I8:
+        return None
+    return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                     lambda v: leaky_relu_quantized(v, data), ctx)
+
+
+REGISTRATION = Registration("LEAKY_RELU", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteLeakyReluParams")

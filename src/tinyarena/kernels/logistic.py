@@ -90,7 +90,7 @@ def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
-                     lambda v: logistic_int8(v, data.params))
+                     lambda v: logistic_int8(v, data.params), ctx)
 
 
 REGISTRATION = Registration("LOGISTIC", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, Registration
+from tinyarena.kernels._bound import MAX_RUNS, copy_pieces
+from tinyarena.kernels.base import EvalContext, Registration, Step
 from tinyarena.model.options import PackOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -47,5 +48,30 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
         np.copyto(slots[:, i, :], part.reshape(outer, copy))
 
 
-REGISTRATION = Registration("PACK", init=None, prepare=None, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: None) -> Step | None:
+    """eval's slots as byte pieces fixed at bind: one quiet step; anything eval would refuse,
+    many small pieces, or inputs sharing the output's memory run eval."""
+    options = op.options if isinstance(op.options, PackOptions) else PackOptions()
+    out_t = ctx.tensor(op.outputs[0])
+    count = int(options.values_count)
+    if out_t is None or out_t.type not in _SUPPORTED or not 1 <= count <= len(op.inputs):
+        return None
+    out = ctx.tensor_data(op.outputs[0])
+    rank = out.ndim
+    axis = options.axis + rank if options.axis < 0 else options.axis
+    if not 0 <= axis < rank:
+        return None
+    outer = int(np.prod(out.shape[:axis], dtype=np.int64))
+    copy = int(np.prod(out.shape[axis + 1:], dtype=np.int64))
+    parts = [ctx.tensor_data(op.inputs[i]) for i in range(count)]
+    if out.size != outer * count * copy or outer * count > 4 * MAX_RUNS or any(
+            p.size != outer * copy or p.dtype != out.dtype or not p.flags.c_contiguous
+            or np.may_share_memory(p, out) for p in parts) or not out.flags.c_contiguous:
+        return None
+    size = copy * out.dtype.itemsize
+    return copy_pieces([(out, (o * count + i) * size, part, o * size, size)
+                        for o in range(outer) for i, part in enumerate(parts)])
+
+
+REGISTRATION = Registration("PACK", init=None, prepare=None, eval=eval_, bind=bind,
                             builtin_data="TfLitePackParams")

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
     PrepareContext,
     Registration,
+    Step,
     required_tensor,
 )
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
@@ -125,7 +127,24 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     out[inner] = staged
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """Supported types with compiled kernels on: ``native.pad``'s pass; else eval."""
+    t = ctx.tensor(op.inputs[INPUT])
+    if t is None or t.type not in _SUPPORTED or not native.enabled(ctx):
+        return None
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if len(op.inputs) == 3:
+        value = ctx.tensor_data(op.inputs[CONSTANT_VALUES])
+    else:
+        value = np.array([data.default_value], dtype=out.dtype)
+    from tinyarena.kernels.native.pad import bind_pad
+
+    return bind_pad(ctx.tensor_data(op.inputs[INPUT]), value, out, data.paddings)
+
+
 REGISTRATIONS = {
-    "PAD": Registration("PAD", init=init, prepare=prepare, eval=eval_, builtin_data=None),
-    "PADV2": Registration("PADV2", init=init, prepare=prepare, eval=eval_, builtin_data=None),
+    "PAD": Registration("PAD", init=init, prepare=prepare, eval=eval_, bind=bind,
+                        builtin_data=None),
+    "PADV2": Registration("PADV2", init=init, prepare=prepare, eval=eval_, bind=bind,
+                          builtin_data=None),
 }

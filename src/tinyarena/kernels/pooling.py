@@ -17,7 +17,8 @@ from tinyarena.kernels._pooling_math import (
     pool_plan,
 )
 from tinyarena.kernels._unary import io_tensors
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels import native
+from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration, Step
 from tinyarena.model.types import NUMPY_DTYPES, Operator
 
 INPUT = 0
@@ -54,10 +55,28 @@ def max_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
              ctx.workspace)
 
 
+def _bind(ctx: EvalContext, op: Operator, data: PoolOpData, average: bool) -> Step | None:
+    """int8/int16 with compiled kernels on: the loop of ``native.pooling``; else eval."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.pooling import bind_pool
+
+    return bind_pool(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                     data, average)
+
+
+def average_bind(ctx: EvalContext, op: Operator, data: PoolOpData) -> Step | None:
+    return _bind(ctx, op, data, True)
+
+
+def max_bind(ctx: EvalContext, op: Operator, data: PoolOpData) -> Step | None:
+    return _bind(ctx, op, data, False)
+
+
 REGISTRATIONS = {
     "AVERAGE_POOL_2D": Registration("AVERAGE_POOL_2D", init=init, prepare=prepare,
-                                    eval=average_eval,
+                                    eval=average_eval, bind=average_bind,
                                     builtin_data="TfLitePoolParams"),
     "MAX_POOL_2D": Registration("MAX_POOL_2D", init=init, prepare=prepare, eval=max_eval,
-                                builtin_data="TfLitePoolParams"),
+                                bind=max_bind, builtin_data="TfLitePoolParams"),
 }

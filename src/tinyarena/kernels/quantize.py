@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tinyarena.kernels import native
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quantize_math import (
     QuantizeFast,
@@ -66,10 +67,20 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """int8/uint8 in: the reference arithmetic as a 256-entry table; else eval."""
+    """int8/uint8 in: the reference arithmetic as a 256-entry table; other integer inputs
+    with the whole-tensor plan: the compiled Requantize (``native.quantize``); else eval."""
     ref = data.ref
-    return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
-                     lambda v: quantize(v, ref))
+    x = ctx.tensor_data(op.inputs[INPUT])
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    step = unary_lut(x, out, lambda v: quantize(v, ref), ctx)
+    fast = data.fast
+    if step is None and fast is not None and fast.rq is not None and native.enabled(ctx):
+        from tinyarena.kernels.native.quantize import bind_requantize
+
+        step = bind_requantize(x, out, ref.requantize_multiplier, ref.requantize_shift,
+                               ref.input_zero_point, ref.output_zero_point, fast.act_min,
+                               fast.act_max)
+    return step
 
 
 REGISTRATION = Registration("QUANTIZE", init=init, prepare=prepare, eval=eval_, bind=bind,

@@ -19,12 +19,21 @@ import numpy as np
 from tinyarena.errors import KernelError
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import tensor_quant
-from tinyarena.kernels._reduce_math import ReduceOpData, reduce, reduce_op_data, workspace_layout
+from tinyarena.kernels import native
+from tinyarena.kernels._reduce_math import (
+    ReduceOpData,
+    mean_multiplier,
+    reduce,
+    reduce_op_data,
+    resolve_axes,
+    workspace_layout,
+)
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
     PrepareContext,
     Registration,
+    Step,
     required_tensor,
 )
 from tinyarena.model.types import Operator, TensorType
@@ -71,6 +80,27 @@ def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:
     axis = ctx.tensor_data(op.inputs[AXIS])
     work = ctx.workspace(data.workspace) if data.workspace >= 0 else None
     reduce(ctx.tensor_data(op.inputs[INPUT]), axis, data, out, work)
+
+
+def bind(ctx: EvalContext, op: Operator, data: ReduceOpData) -> Step | None:
+    """int8/int16 MEAN or SUM over a constant, contiguous run of axes with compiled kernels
+    on: the loop of ``native.reduce``; else eval."""
+    axis = ctx.tensor(op.inputs[AXIS])
+    if data is None or data.type == TensorType.FLOAT32 or not native.enabled(ctx) or \
+            axis is None or axis.data is None:
+        return None
+    source = ctx.tensor_data(op.inputs[INPUT])
+    if source.ndim == 0:
+        return None
+    from tinyarena.kernels.native.reduce import bind_mean_or_sum
+
+    axes = resolve_axes(axis.data, source.ndim, data.op)
+    count = int(np.prod([source.shape[i] for i in axes], dtype=np.int64))
+    if count == 0:
+        return None
+    multiplier, shift = mean_multiplier(count, data)
+    return bind_mean_or_sum(source, ctx.tensor_data(op.outputs[OUTPUT]), axes, multiplier,
+                            shift, data.input_zero_point, data.output_zero_point)
 
 
 @dataclass(frozen=True)
@@ -198,9 +228,9 @@ def eval_all(ctx: EvalContext, op: Operator, data: MinMaxData) -> None:
 
 
 REGISTRATIONS = {
-    "MEAN": Registration("MEAN", init=init, prepare=prepare, eval=eval_,
+    "MEAN": Registration("MEAN", init=init, prepare=prepare, eval=eval_, bind=bind,
                          builtin_data="TfLiteReducerParams"),
-    "SUM": Registration("SUM", init=init, prepare=prepare, eval=eval_,
+    "SUM": Registration("SUM", init=init, prepare=prepare, eval=eval_, bind=bind,
                         builtin_data="TfLiteReducerParams"),
     "REDUCE_MAX": Registration("REDUCE_MAX", init=init, prepare=prepare_min_max,
                                eval=eval_min_max, builtin_data="TfLiteReducerParams"),

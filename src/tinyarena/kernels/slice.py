@@ -9,7 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
+from tinyarena.kernels._bound import gather
+from tinyarena.kernels.base import (
+    EvalContext,
+    PrepareContext,
+    Registration,
+    Step,
+    required_tensor,
+)
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -67,4 +74,38 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     np.copyto(out.reshape(part.shape), part)
 
 
-REGISTRATION = Registration("SLICE", init=None, prepare=prepare, eval=eval_, builtin_data=None)
+def bind(ctx: EvalContext, op: Operator, data: None) -> Step | None:
+    """Constant begin and size: eval's copy as byte pieces fixed at bind (``_bound.gather``);
+    anything eval would refuse, or an output sharing the input's memory, runs eval."""
+    in_t, begin_t, size_t = (ctx.tensor(op.inputs[i]) for i in (INPUT, BEGIN, SIZE))
+    out_t = ctx.tensor(op.outputs[OUTPUT])
+    if in_t is None or in_t.type not in _SUPPORTED or begin_t is None or size_t is None or \
+            begin_t.type not in (TensorType.INT32, TensorType.INT64) or \
+            begin_t.data is None or size_t.data is None or out_t is None or \
+            out_t.element_count == 0:
+        return None
+    source = ctx.tensor_data(op.inputs[INPUT])
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    rank = source.ndim
+    if rank == 0 or source.dtype != out.dtype or np.may_share_memory(source, out) or \
+            not (source.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    begins = np.asarray(begin_t.data).reshape(-1)[:rank].astype(np.int64)
+    sizes = np.asarray(size_t.data).reshape(-1)[:rank].astype(np.int64)
+    if begins.size != rank or sizes.size != rank:
+        return None
+    ranges = []
+    for dim in range(rank):
+        start = int(begins[dim])
+        stop = source.shape[dim] if sizes[dim] == -1 else start + int(sizes[dim])
+        if not 0 <= start <= stop <= source.shape[dim]:
+            return None
+        ranges.append(np.arange(start, stop))
+    picked = np.arange(source.size, dtype=np.int64).reshape(source.shape)[np.ix_(*ranges)]
+    if picked.size != out.size:
+        return None
+    return gather(out, source, picked.reshape(-1))
+
+
+REGISTRATION = Registration("SLICE", init=None, prepare=prepare, eval=eval_, bind=bind,
+                            builtin_data=None)

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
+from tinyarena.kernels._bound import MAX_RUNS, copy_pieces, gather
+from tinyarena.kernels.native import quiet
+from tinyarena.kernels.base import (
+    EvalContext,
+    PrepareContext,
+    Registration,
+    Step,
+    required_tensor,
+)
 from tinyarena.model.types import Operator, TensorType
 
 _SUPPORTED = (TensorType.FLOAT32, TensorType.INT8, TensorType.INT16, TensorType.INT32)
@@ -86,9 +94,60 @@ def eval_(ctx: EvalContext, op: Operator, data: SplitData) -> None:
         start += size
 
 
+def bind(ctx: EvalContext, op: Operator, data: SplitData) -> Step | None:
+    """eval's slabs as byte pieces fixed at bind (the axis is a constant): one quiet step;
+    anything eval would refuse, many small pieces, or outputs sharing the input's memory
+    run eval."""
+    tensor = ctx.tensor(op.inputs[data.data_input])
+    axis_t = ctx.tensor(op.inputs[data.axis_input])
+    if tensor is None or tensor.type not in _SUPPORTED or axis_t is None or axis_t.data is None:
+        return None
+    source = ctx.tensor_data(op.inputs[data.data_input])
+    rank = source.ndim
+    axis = int(np.asarray(axis_t.data).reshape(-1)[0])
+    axis = axis + rank if axis < 0 else axis
+    outputs = [ctx.tensor_data(i) for i in op.outputs]
+    if not 0 <= axis < rank or any(o.ndim != rank or o.dtype != source.dtype for o in outputs) \
+            or not all(a.flags.c_contiguous for a in (source, *outputs)) \
+            or any(np.may_share_memory(source, o) for o in outputs):
+        return None
+    outer = int(np.prod(source.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(source.shape[axis + 1:], dtype=np.int64))
+    widths = [outputs[0].shape[axis]] * len(outputs) if op.name == "SPLIT" else \
+        [o.shape[axis] for o in outputs]
+    if sum(widths) * outer * inner > source.size or \
+            any(o.size != outer * w * inner for o, w in zip(outputs, widths)):
+        return None
+    if outer * len(outputs) > 4 * MAX_RUNS:  # many small slabs: one gather per output
+        columns = np.arange(source.size, dtype=np.int64).reshape(outer, -1)
+        steps, start = [], 0
+        for out, width in zip(outputs, widths):
+            size = width * inner
+            steps.append(gather(out, source, columns[:, start:start + size].reshape(-1)))
+            start += size
+        return _all(steps)
+    item = source.dtype.itemsize
+    row = source.size // max(outer, 1) * item
+    pieces = []
+    for o in range(outer):
+        start = o * row
+        for out, width in zip(outputs, widths):
+            size = width * inner * item
+            pieces.append((out, o * size, source, start, size))
+            start += size
+    return copy_pieces(pieces)
+
+
+def _all(steps: list[Step]) -> Step:
+    def each() -> None:
+        for step in steps:
+            step()
+    return quiet(each)
+
+
 REGISTRATIONS = {
-    "SPLIT": Registration("SPLIT", init=None, prepare=prepare_split, eval=eval_,
+    "SPLIT": Registration("SPLIT", init=None, prepare=prepare_split, eval=eval_, bind=bind,
                           builtin_data="TfLiteSplitParams"),
     "SPLIT_V": Registration("SPLIT_V", init=None, prepare=prepare_split_v, eval=eval_,
-                            builtin_data="TfLiteSplitVParams"),
+                            bind=bind, builtin_data="TfLiteSplitVParams"),
 }

@@ -21,7 +21,14 @@ from tinyarena.kernels._sigmoid_tanh import (
     tanh_int16,
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -62,4 +69,12 @@ def _tanh_float(x: np.ndarray) -> np.ndarray:
     return tanhf(x)
 
 
-REGISTRATION = Registration("TANH", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
+    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); else eval."""
+    if data.type != _I8:
+        return None
+    return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                     lambda v: tanh_int8(v, data.params), ctx)
+
+
+REGISTRATION = Registration("TANH", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
+from tinyarena.kernels import native
+from tinyarena.kernels.base import (
+    EvalContext,
+    PrepareContext,
+    Registration,
+    Step,
+    required_tensor,
+)
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -64,5 +71,16 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     out[...] = np.transpose(ctx.tensor_data(op.inputs[INPUT]), data.perm).reshape(out.shape)
 
 
-REGISTRATION = Registration("TRANSPOSE", init=None, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """float32/int8/int16 with compiled kernels on: ``native.transpose``'s loop; else eval."""
+    t = ctx.tensor(op.inputs[INPUT])
+    if t is None or t.type not in _SUPPORTED or not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.transpose import bind_transpose
+
+    return bind_transpose(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
+                          data.perm)
+
+
+REGISTRATION = Registration("TRANSPOSE", init=None, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data=None)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, Registration
+from tinyarena.kernels._bound import MAX_RUNS, copy_pieces
+from tinyarena.kernels.base import EvalContext, Registration, Step
 from tinyarena.model.options import UnpackOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -45,5 +46,31 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
         np.copyto(out.reshape(outer, copy), blocks[:, i, :])
 
 
-REGISTRATION = Registration("UNPACK", init=None, prepare=None, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: None) -> Step | None:
+    """eval's slots as byte pieces fixed at bind: one quiet step; anything eval would refuse,
+    many small pieces, or outputs sharing the input's memory run eval."""
+    options = op.options if isinstance(op.options, UnpackOptions) else UnpackOptions()
+    in_t = ctx.tensor(op.inputs[0])
+    count = int(options.num)
+    if in_t is None or in_t.type not in _SUPPORTED or not 1 <= count <= len(op.outputs):
+        return None
+    source = ctx.tensor_data(op.inputs[0])
+    rank = source.ndim
+    axis = options.axis + rank if options.axis < 0 else options.axis
+    if not 0 <= axis < rank:
+        return None
+    outer = int(np.prod(source.shape[:axis], dtype=np.int64))
+    copy = int(np.prod(source.shape[axis + 1:], dtype=np.int64))
+    outputs = [ctx.tensor_data(op.outputs[i]) for i in range(count)]
+    if outer * count * copy > source.size or outer * count > 4 * MAX_RUNS or any(
+            o.size != outer * copy or o.dtype != source.dtype or not o.flags.c_contiguous
+            or np.may_share_memory(o, source) for o in outputs) or \
+            not source.flags.c_contiguous:
+        return None
+    size = copy * source.dtype.itemsize
+    return copy_pieces([(out, o * size, source, (o * count + i) * size, size)
+                        for o in range(outer) for i, out in enumerate(outputs)])
+
+
+REGISTRATION = Registration("UNPACK", init=None, prepare=None, eval=eval_, bind=bind,
                             builtin_data="TfLiteUnpackParams")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tinyarena.kernels._control_flow import bind_var_handle, eval_var_handle
+from tinyarena.kernels._control_flow import bind_var_handle, eval_var_handle, reset_var_handle
 from tinyarena.kernels.base import InitContext, Registration
 from tinyarena.model.types import Operator
 
@@ -40,5 +40,5 @@ def prepare(ctx: Any, op: Operator) -> OpData:
 
 
 REGISTRATION = Registration("VAR_HANDLE", init=init, prepare=prepare,
-                            eval=eval_var_handle, bind=bind_var_handle,
+                            eval=eval_var_handle, bind=bind_var_handle, reset=reset_var_handle,
                             builtin_data="TfLiteVarHandleParams")

@@ -55,7 +55,8 @@ max_eval = reference.max_eval
 
 REGISTRATIONS = {
     "AVERAGE_POOL_2D": Registration("AVERAGE_POOL_2D", init=init, prepare=average_prepare,
-                                    eval=average_eval, builtin_data="TfLitePoolParams"),
+                                    eval=average_eval, bind=reference.average_bind,
+                                    builtin_data="TfLitePoolParams"),
     "MAX_POOL_2D": Registration("MAX_POOL_2D", init=init, prepare=max_prepare, eval=max_eval,
-                                builtin_data="TfLitePoolParams"),
+                                bind=reference.max_bind, builtin_data="TfLitePoolParams"),
 }
