@@ -176,6 +176,19 @@ def bind_copy_input(ctx: Any, op: Any, data: Any) -> Step | None:
     return byte_copy(dst, src)
 
 
+def float_unary(ctx: Any, op: Any, kind: str, libm: str = "glibc",
+                alpha: float = 0.0) -> Step | None:
+    """bind of a float32 activation (LOGISTIC, TANH, HARD_SWISH, RELU, RELU6, LEAKY_RELU)
+    with compiled kernels on: the loop of ``native.float_unary`` over input 0 into output 0;
+    None (eval runs) without them or when that loop declines."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.float_unary import bind_unary
+
+    return bind_unary(kind, ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                      libm, alpha)
+
+
 __all__ = ["LUT_MAX_ELEMENTS", "MAX_RUNS", "bind_copy_input", "byte_copy", "copy_pieces",
            "copy_runs",
-           "element_runs", "gather", "items", "nothing", "unary_lut"]
+           "element_runs", "float_unary", "gather", "items", "nothing", "unary_lut"]

@@ -29,7 +29,7 @@ from tinyarena.kernels._quant import (
 )
 from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
@@ -133,7 +133,10 @@ def relu6_eval(ctx: EvalContext, op: Operator, data: Relu6OpData) -> None:
 
 
 def relu_bind(ctx: EvalContext, op: Operator, data: ReluOpData) -> Step | None:
-    """int8: ReluQuantized as a 256-entry table (``_bound.unary_lut``); else eval."""
+    """int8: ReluQuantized as a 256-entry table (``_bound.unary_lut``); float32: the
+    compiled loop (``_bound.float_unary``); else eval."""
+    if data.type == _F32:
+        return float_unary(ctx, op, "RELU")
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
@@ -141,7 +144,10 @@ def relu_bind(ctx: EvalContext, op: Operator, data: ReluOpData) -> Step | None:
 
 
 def relu6_bind(ctx: EvalContext, op: Operator, data: Relu6OpData) -> Step | None:
-    """int8: Relu6Quantized as a 256-entry table (``_bound.unary_lut``); else eval."""
+    """int8: Relu6Quantized as a 256-entry table (``_bound.unary_lut``); float32: the
+    compiled loop (``_bound.float_unary``); else eval."""
+    if data.type == _F32:
+        return float_unary(ctx, op, "RELU6")
     if data.type != _I8:
         return None
     lower, upper = data.zero, data.six

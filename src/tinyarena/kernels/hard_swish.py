@@ -19,7 +19,7 @@ from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import quantize_multiplier, tensor_quant
 from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
@@ -161,9 +161,10 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """int8: the integer HardSwish as a 256-entry table (``_bound.unary_lut``); else eval."""
+    """int8: the integer HardSwish as a 256-entry table (``_bound.unary_lut``); float32: the
+    compiled loop (``_bound.float_unary``) when compiled kernels are on; else eval."""
     if data.type == _F32:
-        return None
+        return float_unary(ctx, op, "HARD_SWISH")
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
                      lambda v: hard_swish_int8(v, data), ctx)
 

@@ -23,7 +23,7 @@ from tinyarena.kernels._quant import (
 )
 from tinyarena.kernels._tflm_version import scale_arithmetic
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
@@ -104,7 +104,10 @@ def leaky_relu_quantized(x: np.ndarray, data: OpData) -> np.ndarray:
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """int8: QuantizeLeakyRelu as a 256-entry table (``_bound.unary_lut``); else eval."""
+    """int8: QuantizeLeakyRelu as a 256-entry table (``_bound.unary_lut``); float32: the
+    compiled loop (``_bound.float_unary``); else eval."""
+    if data.type == _F32:
+        return float_unary(ctx, op, "LEAKY_RELU", alpha=data.alpha)
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),

@@ -24,7 +24,7 @@ from tinyarena.kernels._sigmoid_tanh import (
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels._quant import tensor_quant
-from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
@@ -86,7 +86,10 @@ def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
-    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); else eval."""
+    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); float32: the
+    compiled loop (``_bound.float_unary``) with the target's expf; else eval."""
+    if data.type == _F32:
+        return float_unary(ctx, op, "LOGISTIC", libm=data.libm)
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),

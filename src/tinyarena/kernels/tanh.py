@@ -21,7 +21,7 @@ from tinyarena.kernels._sigmoid_tanh import (
     tanh_int16,
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels._bound import unary_lut
+from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
     InitContext,
@@ -70,7 +70,10 @@ def _tanh_float(x: np.ndarray) -> np.ndarray:
 
 
 def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
-    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); else eval."""
+    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); float32: the
+    compiled tanhf loop (``_bound.float_unary``); else eval."""
+    if data.type == _F32:
+        return float_unary(ctx, op, "TANH")
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),

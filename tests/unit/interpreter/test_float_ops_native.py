@@ -1,0 +1,97 @@
+"""The compiled float32 element-wise, reduction and pooling kernels (``kernels.native``) give
+the numpy kernels' bits, NaN payloads, infinities and signed zeros included.
+
+The numpy paths are the reference (tests/kernels checks them against the wheel, specials
+included: tests/kernels/test_float_specials.py); here seeded one-op models built with
+``tinyarena.builder`` run with ``native=True`` and ``native=False`` on the host and on Cortex-M
+targets (newlib's expf with and without an FPU), and the outputs are compared byte for byte,
+after checking that the operator under test really bound its compiled loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pytest
+
+import tinyarena
+from tinyarena.builder import ModelBuilder
+from tinyarena.kernels import native
+from tinyarena.kernels.native import is_quiet
+
+needs_numba = pytest.mark.skipif(not native.available(), reason="numba (extra 'fast') absent")
+
+TARGETS = ("host-x64", "cortex-m4", "cortex-m0")
+ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+
+
+def _specials(rng: np.random.Generator) -> np.ndarray:
+    """float32 values the kernels treat specially: NaNs of both signs with payloads, the
+    infinities, both zeros, subnormals, the extremes, and the cut-offs of LOGISTIC/TANH."""
+    bits = np.array([0x7FC00000, 0xFFC00000, 0x7FA00001, 0xFF812345, 0x7F800000, 0xFF800000,
+                     0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x7F7FFFFF,
+                     0xFF7FFFFF], dtype=np.uint32).view(np.float32)
+    edges = np.array([16.619047, 16.619048, -9.0, -9.000001, 88.72, -103.9, 22.0, -22.0, 3.0,
+                      -3.0, 6.0, 1.0, -1.0, 0.5, 2e-38], dtype=np.float32)
+    return np.concatenate([bits, edges, rng.standard_normal(8).astype(np.float32) * 1e-30])
+
+
+def _feed(shape: Sequence[int], rng: np.random.Generator, scale: float = 8.0) -> np.ndarray:
+    """Random float32 values of ``shape`` with specials sprinkled over a third of them."""
+    size = int(np.prod(shape, dtype=np.int64))
+    x = (rng.standard_normal(size) * scale).astype(np.float32)
+    specials = _specials(rng)
+    where = rng.random(size) < 0.33
+    x[where] = rng.choice(specials, int(where.sum()))
+    return x.reshape(shape)
+
+
+def _compiled_steps(ip: tinyarena.Interpreter, name: str) -> bool:
+    plan = ip._allocated().graph._plans[0]
+    steps = [s for s, op in zip(plan.steps, plan.operators) if op.name == name]
+    return bool(steps) and all(is_quiet(s) and hasattr(getattr(s, "func", None), "py_func")
+                               for s in steps)
+
+
+def _both_ways(model: bytes, op_name: str, feeds: list[list[np.ndarray]],
+               target: str = "host-x64") -> None:
+    """Invoke with ``native=True`` and ``native=False`` on every feed; outputs byte-equal."""
+    runs = []
+    for on in (True, False):
+        ip = tinyarena.Interpreter(model, native=on, target=target)
+        ip.allocate_tensors()
+        if on:
+            assert _compiled_steps(ip, op_name), f"{op_name} did not bind a compiled loop"
+        got = []
+        for feed in feeds:
+            for i, x in enumerate(feed):
+                ip.set_input(x, i)
+            ip.invoke()
+            got += [np.array(ip.get_output(i)) for i in range(ip.outputs_size())]
+        runs.append(got)
+    for k, (a, b) in enumerate(zip(*runs)):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        same = a.view(np.uint32) == b.view(np.uint32)
+        assert same.all(), (op_name, target, k, a[~same][:8], b[~same][:8])
+
+
+def _unary_model(op: str, shape: tuple[int, ...], **options: Any) -> bytes:
+    b = ModelBuilder()
+    x = b.add_input("x", shape)
+    y = b.add_tensor("y", shape)
+    b.add_operator(op, [x], [y], **options)
+    b.mark_output(y)
+    return b.build()
+
+
+@needs_numba
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("op", ["LOGISTIC", "TANH", "HARD_SWISH", "RELU", "RELU6",
+                                "LEAKY_RELU"])
+def test_float_unary_native_equals_numpy(op: str, target: str) -> None:
+    rng = np.random.default_rng(sum(map(ord, op + target)))
+    shape = (2, 3, 37)
+    options = {"alpha": float(rng.choice([0.2, -0.5, 1.5]))} if op == "LEAKY_RELU" else {}
+    feeds = [[_feed(shape, rng, scale)] for scale in (1.0, 8.0, 60.0)]
+    _both_ways(_unary_model(op, shape, **options), op, feeds, target)
