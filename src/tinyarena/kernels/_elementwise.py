@@ -622,8 +622,17 @@ def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
 
 
 def _bind_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> Step | None:
-    """int8 with compiled kernels on: the table lookups of ``native.binary``; else eval."""
+    """int8 with compiled kernels on: the table lookups of ``native.binary``; float32: the
+    loop of ``native.float_binary``; else eval."""
     run = data.run
+    if run is not None and run.kind == "float" and run.lo is not None and \
+            run.hi is not None and native.enabled(ctx):
+        from tinyarena.kernels.native.float_binary import bind_float_binary
+
+        return bind_float_binary(run.ufunc, ctx.tensor_data(op.inputs[0]),
+                                 ctx.tensor_data(op.inputs[1]), ctx.tensor_data(op.outputs[0]),
+                                 run.plan.shape1, run.plan.shape2, run.plan.shape_out,
+                                 float(run.lo), float(run.hi))
     if run is None or run.kind != "table" or run.table_workspace < 0 or \
             not native.enabled(ctx):
         return None

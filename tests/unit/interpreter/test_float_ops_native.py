@@ -95,3 +95,36 @@ def test_float_unary_native_equals_numpy(op: str, target: str) -> None:
     options = {"alpha": float(rng.choice([0.2, -0.5, 1.5]))} if op == "LEAKY_RELU" else {}
     feeds = [[_feed(shape, rng, scale)] for scale in (1.0, 8.0, 60.0)]
     _both_ways(_unary_model(op, shape, **options), op, feeds, target)
+
+
+# (shape1, shape2, output): same shapes, a scalar either side, inner and outer broadcasts,
+# and a pattern that collapses to four alternating axes
+BROADCASTS = [((2, 5, 7), (2, 5, 7), (2, 5, 7)), ((1,), (3, 4, 6), (3, 4, 6)),
+              ((3, 4, 6), (), (3, 4, 6)), ((2, 3, 8), (8,), (2, 3, 8)),
+              ((2, 1, 6), (1, 5, 1), (2, 5, 6)), ((3, 1, 4, 1), (1, 5, 1, 6), (3, 5, 4, 6)),
+              ((4, 1), (4, 9), (4, 9))]
+
+
+def _binary_model(op: str, shape1: tuple[int, ...], shape2: tuple[int, ...],
+                  shape_out: tuple[int, ...], **options: Any) -> bytes:
+    b = ModelBuilder()
+    x1 = b.add_input("x1", shape1)
+    x2 = b.add_input("x2", shape2)
+    y = b.add_tensor("y", shape_out)
+    b.add_operator(op, [x1, x2], [y], **options)
+    b.mark_output(y)
+    return b.build()
+
+
+@needs_numba
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+@pytest.mark.parametrize("shapes", BROADCASTS, ids=lambda s: "x".join(map(str, s[2])) + str(
+    len(s[0])) + str(len(s[1])))
+def test_float_binary_native_equals_numpy(op: str, shapes: tuple[tuple[int, ...], ...]
+                                          ) -> None:
+    rng = np.random.default_rng(sum(map(ord, op + str(shapes))))
+    shape1, shape2, shape_out = shapes
+    act = ACTIVATIONS[int(rng.integers(len(ACTIVATIONS)))]
+    model = _binary_model(op, shape1, shape2, shape_out, fused_activation_function=act)
+    feeds = [[_feed(shape1, rng, s), _feed(shape2, rng, s)] for s in (1.0, 1e20)]
+    _both_ways(model, op, feeds, TARGETS[int(rng.integers(len(TARGETS)))])

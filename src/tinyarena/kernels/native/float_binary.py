@@ -1,0 +1,132 @@
+"""Compiled float32 ADD / SUB / MUL: one IEEE operation per element over the collapsed
+broadcast, then the fused activation's clamp.
+
+The numpy path (``kernels._elementwise.run_binary``) runs the ufunc over the collapsed
+views (``BroadcastPlan``: adjacent axes with one broadcast pattern merged) and clamps with
+``c_min_max_inplace`` (``v < lo ? lo : v``, then ``hi < v ? hi : v``: NaN passes, -0.0 stays
+against a bound of 0). This loop walks the same collapsed shape (up to four axes, a stride of
+0 on a broadcast axis) in the output's flat order. Each operation rounds once either way; the
+only freedom a compiler has is which NaN an operation with two NaN operands returns, so that
+case is made explicit: x86's rule, the first operand's NaN (quieted), which numpy's loops keep.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from tinyarena.kernels import native
+from tinyarena.kernels.native.binary import RANK, _strides
+
+OP_ADD, OP_SUB, OP_MUL = 0, 1, 2
+_UFUNC_CODES = {"add": OP_ADD, "subtract": OP_SUB, "multiply": OP_MUL}
+
+
+def _inline(fn: Callable[..., Any]) -> Any:
+    """Inlined into the loop below (a call per element would cost its vectorisation)."""
+    numba = native.numba_module()
+    if numba is None:  # pragma: no cover - this module is imported only when enabled
+        raise ImportError(f"compiled kernels need numba: {native.INSTALL_HINT}")
+    return numba.njit(inline="always", nogil=True, error_model="numpy",
+                      boundscheck=False)(fn)
+
+
+@_inline
+def _first_nan(a: Any, b: Any, s: Any) -> Any:  # pragma: no cover - compiled
+    """The NaN x86 gives for ``a op b`` when ``s`` is NaN: ``a``'s, else ``b``'s, quieted;
+    else ``s`` (the default NaN of an invalid operation, e.g. inf - inf)."""
+    if a != a:
+        return np.int32(np.float32(a).view(np.int32) | 0x400000).view(np.float32)
+    if b != b:
+        return np.int32(np.float32(b).view(np.int32) | 0x400000).view(np.float32)
+    return s
+
+
+@_inline
+def _apply(op: Any, a: Any, b: Any, lo: Any, hi: Any) -> Any:  # pragma: no cover - compiled
+    if op == OP_ADD:
+        s = a + b
+    elif op == OP_SUB:
+        s = a - b
+    else:
+        s = a * b
+    if s != s:
+        s = _first_nan(a, b, s)
+    if s < lo:
+        s = lo
+    if hi < s:
+        s = hi
+    return s
+
+
+@native.jit
+def float_binary(a: Any, b: Any, out: Any, d: Any, bounds: Any) -> None:  # pragma: no cover
+    # d: 4 sizes, 4 strides of a, 4 strides of b (collapsed, left-padded with size 1), op
+    n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
+    a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
+    b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
+    op = d[12]
+    lo = bounds[0]
+    hi = bounds[1]
+    o = 0
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                ia = i0 * a0 + i1 * a1 + i2 * a2
+                ib = i0 * b0 + i1 * b1 + i2 * b2
+                if a3 == 1 and b3 == 1:  # both whole along the innermost axis
+                    for i3 in range(n3):
+                        out[o + i3] = _apply(op, a[ia + i3], b[ib + i3], lo, hi)
+                elif a3 == 0 and b3 == 1:
+                    va = a[ia]
+                    for i3 in range(n3):
+                        out[o + i3] = _apply(op, va, b[ib + i3], lo, hi)
+                elif a3 == 1 and b3 == 0:
+                    vb = b[ib]
+                    for i3 in range(n3):
+                        out[o + i3] = _apply(op, a[ia + i3], vb, lo, hi)
+                else:
+                    for i3 in range(n3):
+                        out[o + i3] = _apply(op, a[ia + i3 * a3], b[ib + i3 * b3], lo, hi)
+                o += n3
+
+
+def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
+    """``out`` shares memory with ``x`` other than as the very same elements (an in-place
+    plan): the loop could then read an element it has already overwritten."""
+    if not np.may_share_memory(out, x):
+        return False
+    return not (out.ctypes.data == x.ctypes.data and out.size == x.size)
+
+
+def bind_float_binary(ufunc: np.ufunc, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
+                      shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int],
+                      lo: float, hi: float) -> Callable[[], None] | None:
+    """The compiled loop over these views and the plan's collapsed shapes, or None (numpy
+    runs): another ufunc, more than four collapsed axes, arrays that do not match the plan, or
+    an output overlapping an input other than element for element."""
+    op = _UFUNC_CODES.get(getattr(ufunc, "__name__", ""))
+    rank = len(shape_out)
+    if op is None or rank > RANK or len(shape1) != rank or len(shape2) != rank:
+        return None
+    if not all(a.dtype == np.float32 and a.flags.c_contiguous for a in (x1, x2, out)):
+        return None
+    size = int(np.prod(shape_out, dtype=np.int64))
+    if x1.size != int(np.prod(shape1, dtype=np.int64)) or out.size != size or \
+            x2.size != int(np.prod(shape2, dtype=np.int64)):
+        return None
+    if any(s not in (1, n) for shape in (shape1, shape2) for s, n in zip(shape, shape_out)):
+        return None
+    if _overlaps_badly(out, x1) or _overlaps_badly(out, x2):
+        return None
+    pad = [1] * (RANK - rank)
+    zeros = [0] * (RANK - rank)
+    dims = np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
+                    + _strides(shape2, shape_out) + [op], dtype=np.int64)
+    bounds = np.array([lo, hi], dtype=np.float32)
+    return native.native_step(float_binary, x1.reshape(-1), x2.reshape(-1), out.reshape(-1),
+                              dims, bounds)
+
+
+__all__ = ["OP_ADD", "OP_MUL", "OP_SUB", "bind_float_binary", "float_binary"]
