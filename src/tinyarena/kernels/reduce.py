@@ -83,18 +83,20 @@ def eval_(ctx: EvalContext, op: Operator, data: ReduceOpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: ReduceOpData) -> Step | None:
-    """int8/int16 MEAN or SUM over a constant, contiguous run of axes with compiled kernels
-    on: the loop of ``native.reduce``; else eval."""
+    """MEAN or SUM over a constant, contiguous run of axes with compiled kernels on: the
+    loops of ``native.reduce`` (int8/int16, float32); else eval."""
     axis = ctx.tensor(op.inputs[AXIS])
-    if data is None or data.type == TensorType.FLOAT32 or not native.enabled(ctx) or \
-            axis is None or axis.data is None:
+    if data is None or not native.enabled(ctx) or axis is None or axis.data is None:
         return None
     source = ctx.tensor_data(op.inputs[INPUT])
     if source.ndim == 0:
         return None
-    from tinyarena.kernels.native.reduce import bind_mean_or_sum
+    from tinyarena.kernels.native.reduce import bind_mean_or_sum, bind_mean_or_sum_float
 
     axes = resolve_axes(axis.data, source.ndim, data.op)
+    if data.type == TensorType.FLOAT32:
+        return bind_mean_or_sum_float(source, ctx.tensor_data(op.outputs[OUTPUT]), axes,
+                                      data.op == "MEAN")
     count = int(np.prod([source.shape[i] for i in axes], dtype=np.int64))
     if count == 0:
         return None

@@ -128,3 +128,29 @@ def test_float_binary_native_equals_numpy(op: str, shapes: tuple[tuple[int, ...]
     model = _binary_model(op, shape1, shape2, shape_out, fused_activation_function=act)
     feeds = [[_feed(shape1, rng, s), _feed(shape2, rng, s)] for s in (1.0, 1e20)]
     _both_ways(model, op, feeds, TARGETS[int(rng.integers(len(TARGETS)))])
+
+
+@needs_numba
+@pytest.mark.parametrize("op", ["MEAN", "SUM"])
+@pytest.mark.parametrize("shape, axes, keep", [((2, 5, 3, 7), [1, 2], True),
+                                               ((2, 5, 3, 7), [-1], False),
+                                               ((4, 6), [0, 1], False),
+                                               ((3, 1, 9), [1], True),
+                                               ((2, 3, 4), [2, 1, 1], False)])
+def test_float_mean_sum_native_equals_numpy(op: str, shape: tuple[int, ...], axes: list[int],
+                                            keep: bool) -> None:
+    rng = np.random.default_rng(sum(map(ord, op + str(shape) + str(axes))))
+    resolved = sorted({a % len(shape) for a in axes})
+    kept = [1 if i in resolved else d for i, d in enumerate(shape)] if keep else \
+        [d for i, d in enumerate(shape) if i not in resolved]
+    b = ModelBuilder()
+    x = b.add_input("x", shape)
+    axis = b.add_constant("axis", np.array(axes, dtype=np.int32))
+    y = b.add_tensor("y", tuple(kept))
+    b.add_operator(op, [x, axis], [y], keep_dims=keep)
+    b.mark_output(y)
+    feeds = [[_feed(shape, rng, s)] for s in (1.0, 1e37)]
+    zeros = np.zeros(shape, np.float32)
+    zeros.reshape(-1)[::2] = -0.0  # columns of -0.0 only, and of mixed zeros
+    feeds.append([np.negative(zeros) if rng.random() < 0.5 else -np.abs(zeros)])
+    _both_ways(b.build(), op, feeds, TARGETS[int(rng.integers(len(TARGETS)))])

@@ -17,47 +17,22 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyarena.kernels import native
+from tinyarena.kernels.native._fops import clamp, fadd, fmul, fsub, inline
 from tinyarena.kernels.native.binary import RANK, _strides
 
 OP_ADD, OP_SUB, OP_MUL = 0, 1, 2
 _UFUNC_CODES = {"add": OP_ADD, "subtract": OP_SUB, "multiply": OP_MUL}
 
 
-def _inline(fn: Callable[..., Any]) -> Any:
-    """Inlined into the loop below (a call per element would cost its vectorisation)."""
-    numba = native.numba_module()
-    if numba is None:  # pragma: no cover - this module is imported only when enabled
-        raise ImportError(f"compiled kernels need numba: {native.INSTALL_HINT}")
-    return numba.njit(inline="always", nogil=True, error_model="numpy",
-                      boundscheck=False)(fn)
-
-
-@_inline
-def _first_nan(a: Any, b: Any, s: Any) -> Any:  # pragma: no cover - compiled
-    """The NaN x86 gives for ``a op b`` when ``s`` is NaN: ``a``'s, else ``b``'s, quieted;
-    else ``s`` (the default NaN of an invalid operation, e.g. inf - inf)."""
-    if a != a:
-        return np.int32(np.float32(a).view(np.int32) | 0x400000).view(np.float32)
-    if b != b:
-        return np.int32(np.float32(b).view(np.int32) | 0x400000).view(np.float32)
-    return s
-
-
-@_inline
+@inline
 def _apply(op: Any, a: Any, b: Any, lo: Any, hi: Any) -> Any:  # pragma: no cover - compiled
     if op == OP_ADD:
-        s = a + b
+        s = fadd(a, b)
     elif op == OP_SUB:
-        s = a - b
+        s = fsub(a, b)
     else:
-        s = a * b
-    if s != s:
-        s = _first_nan(a, b, s)
-    if s < lo:
-        s = lo
-    if hi < s:
-        s = hi
-    return s
+        s = fmul(a, b)
+    return clamp(s, lo, hi)
 
 
 @native.jit

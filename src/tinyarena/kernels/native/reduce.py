@@ -7,7 +7,10 @@ the zero-point correction wrapped to int32, MultiplyByQuantizedMultiplier as
 ``_fixedpoint.multiply_by_quantized_multiplier_inplace`` computes it (left shift masked to 5
 bits and wrapped, floor((x*m + 2**30) / 2**31), rounding right shift), the output zero point
 and the clamp. Integer sums wrap to int32 the same way in any order, so the order of the
-additions does not matter; float reductions stay with numpy.
+additions does not matter. float32 sums do depend on it: ``mean_or_sum_float`` adds each
+output's inputs in the input's row-major order from the first one (``np.add.accumulate``, as
+the numpy path sums), then +0.0 (TFLM's sum starts from 0.0f: an all -0.0 column gives +0.0)
+and, for MEAN, divides by the float count; outputs accumulate in place, channels innermost.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyarena.kernels import native
+from tinyarena.kernels.native._fops import fadd
 
 
 @native.jit
@@ -76,4 +80,56 @@ def bind_mean_or_sum(x: np.ndarray, out: np.ndarray, axes: Sequence[int], multip
     return native.native_step(mean_or_sum, x.reshape(-1), out.reshape(-1), params)
 
 
-__all__ = ["bind_mean_or_sum", "mean_or_sum"]
+@native.jit
+def mean_or_sum_float(x: Any, out: Any, p: Any, divisor: Any) -> None:  # pragma: no cover
+    # x as (outer, k, inner), out as (outer, inner); out is the accumulator: row r = 0 is
+    # copied in, rows 1..k-1 added in order (each output's additions stay sequential)
+    outer = p[0]
+    k = p[1]
+    inner = p[2]
+    mean = p[3] != 0
+    count = divisor[0]
+    zero = np.float32(0)
+    for o in range(outer):
+        acc = out[o * inner:(o + 1) * inner]
+        base = o * k * inner
+        for i in range(inner):
+            acc[i] = x[base + i]
+        for r in range(1, k):
+            row = x[base + r * inner:base + (r + 1) * inner]
+            for i in range(inner):
+                acc[i] = fadd(acc[i], row[i])
+        if mean:
+            for i in range(inner):
+                acc[i] = fadd(acc[i], zero) / count
+        else:
+            for i in range(inner):
+                acc[i] = fadd(acc[i], zero)
+
+
+def bind_mean_or_sum_float(x: np.ndarray, out: np.ndarray, axes: Sequence[int], mean: bool
+                           ) -> Callable[[], None] | None:
+    """The compiled float32 reduction over ``axes`` (resolved, sorted); None (numpy runs)
+    unless they are one contiguous run, the count is non-zero and exact in float32, and the
+    output does not overlap the input (other than as the same elements, when nothing is
+    reduced)."""
+    if x.dtype != np.float32 or out.dtype != np.float32 or not axes or \
+            list(axes) != list(range(axes[0], axes[-1] + 1)) or axes[-1] >= x.ndim or \
+            not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    shape = x.shape
+    outer = int(np.prod(shape[:axes[0]], dtype=np.int64))
+    k = int(np.prod(shape[axes[0]:axes[-1] + 1], dtype=np.int64))
+    inner = int(np.prod(shape[axes[-1] + 1:], dtype=np.int64))
+    if k == 0 or k >= 1 << 24 or out.size != outer * inner:
+        return None
+    if np.may_share_memory(x, out) and not (k == 1 and x.ctypes.data == out.ctypes.data):
+        return None
+    params = np.array([outer, k, inner, int(mean)], dtype=np.int64)
+    divisor = np.array([k], dtype=np.float32)
+    return native.native_step(mean_or_sum_float, x.reshape(-1), out.reshape(-1), params,
+                              divisor)
+
+
+__all__ = ["bind_mean_or_sum", "bind_mean_or_sum_float", "mean_or_sum",
+           "mean_or_sum_float"]
