@@ -217,3 +217,19 @@ def test_more_float_kernels_with_specials_match_tflm(case: str) -> None:
         model, shape = _transpose_conv_model(rng), (1, 3, 3, 2)
     for p in (0.1, 0.4):
         check_bits(model, [mixed(rng, shape, p)])
+
+
+def test_max_pool_skips_signaling_nans_as_tflm() -> None:
+    """A window pooled whole (the numpy path's running maximum down the window) with
+    signaling and negative NaNs among finite values and infinities: TFLM's ``max < x`` skips
+    every NaN, where np.fmax returns a signaling one and restarts after it."""
+    model = UNARY_CASES["max_pool_big_window"]()
+    rng = np.random.default_rng(13)
+    nans = np.array([0x7FA00001, 0xFF812345, 0xFFC00000, 0x7FC00000],
+                    np.uint32).view(np.float32)
+    for k in range(4):
+        x = rng.normal(0, 3, size=(1, 9, 9, 1)).astype(np.float32)
+        flat = x.reshape(-1)
+        flat[rng.choice(81, 12, replace=False)] = rng.choice(nans, 12)
+        flat[rng.integers(81)] = np.float32(np.inf) if k % 2 else np.float32(-np.inf)
+        check_bits(model, [x])

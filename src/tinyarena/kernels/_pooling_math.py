@@ -230,6 +230,10 @@ class _FloatMax:
             np.copyto(block, start_value, where=mask)
 
     def accumulate(self, rows: np.ndarray, axis: int, out: np.ndarray) -> None:
+        # np.fmax skips a quiet NaN as TFLM's ``max < x`` does, but returns NaN for a
+        # signaling one (IEEE maxNum) and the next element then restarts the maximum: NaNs
+        # become the lowest value first, which never wins either
+        np.copyto(rows, np.finfo(rows.dtype).min, where=np.isnan(rows))
         np.fmax.accumulate(rows, axis=axis, out=out)
         # A zero maximum carries the sign of the window's first zero: the running maximum
         # first reaches zero at that tap (everything before it is negative), and later ties

@@ -56,7 +56,8 @@ def max_eval(ctx: EvalContext, op: Operator, data: PoolOpData) -> None:
 
 
 def _bind(ctx: EvalContext, op: Operator, data: PoolOpData, average: bool) -> Step | None:
-    """int8/int16 with compiled kernels on: the loop of ``native.pooling``; else eval."""
+    """With compiled kernels on: the loops of ``native.pooling`` (int8/int16, float32);
+    else eval."""
     if not native.enabled(ctx):
         return None
     from tinyarena.kernels.native.pooling import bind_pool

@@ -40,7 +40,7 @@ def _specials(rng: np.random.Generator) -> np.ndarray:
 def _feed(shape: Sequence[int], rng: np.random.Generator, scale: float = 8.0) -> np.ndarray:
     """Random float32 values of ``shape`` with specials sprinkled over a third of them."""
     size = int(np.prod(shape, dtype=np.int64))
-    x = (rng.standard_normal(size) * scale).astype(np.float32)
+    x = np.clip(rng.standard_normal(size) * scale, -3e38, 3e38).astype(np.float32)
     specials = _specials(rng)
     where = rng.random(size) < 0.33
     x[where] = rng.choice(specials, int(where.sum()))
@@ -154,3 +154,35 @@ def test_float_mean_sum_native_equals_numpy(op: str, shape: tuple[int, ...], axe
     zeros.reshape(-1)[::2] = -0.0  # columns of -0.0 only, and of mixed zeros
     feeds.append([np.negative(zeros) if rng.random() < 0.5 else -np.abs(zeros)])
     _both_ways(b.build(), op, feeds, TARGETS[int(rng.integers(len(TARGETS)))])
+
+
+# (input NHWC, filter h/w, stride h/w, padding): windows clipped by SAME padding, VALID with a
+# ragged edge, a whole-map pool (by windows in the numpy path) and overlapping windows
+POOLS = [((1, 7, 9, 3), (3, 3), (2, 2), "SAME"), ((2, 8, 5, 4), (2, 3), (2, 1), "VALID"),
+         ((1, 25, 5, 6), (25, 5), (1, 1), "VALID"), ((1, 6, 6, 2), (4, 4), (1, 1), "SAME"),
+         ((1, 9, 1, 5), (3, 1), (3, 1), "SAME")]
+
+
+def _pool_out(size: int, k: int, stride: int, padding: str) -> int:
+    return (size + stride - 1) // stride if padding == "SAME" else (size - k) // stride + 1
+
+
+@needs_numba
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+@pytest.mark.parametrize("case", POOLS, ids=lambda c: "x".join(map(str, c[0])) + c[3])
+def test_float_pool_native_equals_numpy(op: str, case: tuple[Any, ...]) -> None:
+    shape, (fh, fw), (sh, sw), padding = case
+    rng = np.random.default_rng(sum(map(ord, op + str(case))))
+    out_shape = (shape[0], _pool_out(shape[1], fh, sh, padding),
+                 _pool_out(shape[2], fw, sw, padding), shape[3])
+    act = ACTIVATIONS[int(rng.integers(len(ACTIVATIONS)))]
+    b = ModelBuilder()
+    x = b.add_input("x", shape)
+    y = b.add_tensor("y", out_shape)
+    b.add_operator(op, [x], [y], filter_height=fh, filter_width=fw, stride_h=sh, stride_w=sw,
+                   padding=padding, fused_activation_function=act)
+    b.mark_output(y)
+    model = b.build()
+    signed_zeros = np.where(rng.random(shape) < 0.5, np.float32(0), np.float32(-0.0))
+    feeds = [[_feed(shape, rng, s)] for s in (1.0, 1e38)] + [[signed_zeros]]
+    _both_ways(model, op, feeds, TARGETS[int(rng.integers(len(TARGETS)))])
