@@ -16,7 +16,8 @@ from typing import Callable
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._elementwise import broadcast_output_shape
+from tinyarena.kernels import native
+from tinyarena.kernels._elementwise import broadcast_output_shape, broadcast_plan
 from tinyarena.kernels.base import EvalContext, PrepareContext
 from tinyarena.model.types import Operator, Tensor
 
@@ -97,6 +98,21 @@ def activation_min_max(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 BLOCK = 4096  # elements per block of a blocked binary eval
+
+
+def bind_float_binary(ctx: EvalContext, op: Operator, shapes: BinaryShapes,
+                      lo: float = -np.inf, hi: float = np.inf) -> Callable[[], None] | None:
+    """bind of a float32 DIV, MAXIMUM, MINIMUM or SQUARED_DIFFERENCE with compiled kernels
+    on: ``native.float_binary``'s loop over the collapsed broadcast (clamped to [lo, hi]);
+    None (eval runs) without them or when it declines."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.float_binary import bind_float_binary as bind
+
+    plan = broadcast_plan(shapes.shape1, shapes.shape2)
+    return bind(op.name, ctx.tensor_data(op.inputs[INPUT1]), ctx.tensor_data(op.inputs[INPUT2]),
+                ctx.tensor_data(op.outputs[OUTPUT]), plan.shape1, plan.shape2,
+                plan.shape_out, lo, hi)
 
 
 def map_binary_blocks(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], x1: np.ndarray,

@@ -629,7 +629,7 @@ def _bind_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> Step | N
             run.hi is not None and native.enabled(ctx):
         from tinyarena.kernels.native.float_binary import bind_float_binary
 
-        return bind_float_binary(run.ufunc, ctx.tensor_data(op.inputs[0]),
+        return bind_float_binary(op.name, ctx.tensor_data(op.inputs[0]),
                                  ctx.tensor_data(op.inputs[1]), ctx.tensor_data(op.outputs[0]),
                                  run.plan.shape1, run.plan.shape2, run.plan.shape_out,
                                  float(run.lo), float(run.hi))

@@ -31,6 +31,7 @@ from tinyarena.kernels._binary_io import (
     BinaryShapes,
     activation_min_max,
     allocate_binary_temps,
+    bind_float_binary,
     binary_shapes,
     binary_tensors,
     binary_views,
@@ -52,7 +53,13 @@ from tinyarena.kernels._quant import (
     wrap_int32,
 )
 from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic, scale_arithmetic
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.options import DivOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -190,5 +197,14 @@ def int32_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.abs(a64) // np.abs(b64) * np.sign(a64) * np.sign(b64)
 
 
-REGISTRATION = Registration("DIV", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """float32 with compiled kernels on: ``native.float_binary``'s loop (the quotient, then
+    the activation clamp; ``_binary_io.bind_float_binary``); else eval."""
+    if data.type != TensorType.FLOAT32:
+        return None
+    lo, hi = calculate_activation_range_float(data.activation)
+    return bind_float_binary(ctx, op, data.shapes, lo, hi)
+
+
+REGISTRATION = Registration("DIV", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteDivParams")

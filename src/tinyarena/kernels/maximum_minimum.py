@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels._binary_io import BinaryShapes, bind_float_binary
 from tinyarena.kernels._elementwise import broadcast_output_shape
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
+from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, Step
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
 INPUT1 = 0
@@ -79,7 +80,15 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     np.copyto(out, result)
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """float32 with compiled kernels on: eval's selection as ``native.float_binary``'s loop
+    (``_binary_io.bind_float_binary``); else eval."""
+    shapes = BinaryShapes(tuple(data.shape1), tuple(data.shape2), tuple(data.shape_out))
+    return bind_float_binary(ctx, op, shapes)
+
+
 REGISTRATIONS = {
-    name: Registration(name, init=None, prepare=prepare, eval=eval_, builtin_data=None)
+    name: Registration(name, init=None, prepare=prepare, eval=eval_, bind=bind,
+                       builtin_data=None)
     for name in ("MAXIMUM", "MINIMUM")
 }

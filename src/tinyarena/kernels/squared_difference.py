@@ -25,6 +25,7 @@ from tinyarena.errors import KernelError
 from tinyarena.kernels._binary_io import (
     BinaryShapes,
     allocate_binary_temps,
+    bind_float_binary,
     binary_shapes,
     binary_tensors,
     binary_views,
@@ -40,7 +41,13 @@ from tinyarena.kernels._quant import (
     tensor_quant,
     wrap_int32,
 )
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.types import Operator, TensorType
 
 
@@ -162,5 +169,13 @@ def _int32_squared_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return wrap_int32(diff * diff)
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """float32 with compiled kernels on: ``native.float_binary``'s loop
+    (``_binary_io.bind_float_binary``); else eval."""
+    if data.type != TensorType.FLOAT32:
+        return None
+    return bind_float_binary(ctx, op, data.shapes)
+
+
 REGISTRATION = Registration("SQUARED_DIFFERENCE", init=init, prepare=prepare, eval=eval_,
-                            builtin_data=None)
+                            bind=bind, builtin_data=None)

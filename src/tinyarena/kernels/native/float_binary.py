@@ -1,5 +1,6 @@
-"""Compiled float32 ADD / SUB / MUL: one IEEE operation per element over the collapsed
-broadcast, then the fused activation's clamp.
+"""Compiled float32 ADD / SUB / MUL / DIV (one IEEE operation per element, then the fused
+activation's clamp), MAXIMUM / MINIMUM (``a > b ? a : b``: a NaN in ``b`` wins, bits copied)
+and SQUARED_DIFFERENCE (``d = a - b; d * d``) over the collapsed broadcast.
 
 The numpy path (``kernels._elementwise.run_binary``) runs the ufunc over the collapsed
 views (``BroadcastPlan``: adjacent axes with one broadcast pattern merged) and clamps with
@@ -17,11 +18,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyarena.kernels import native
-from tinyarena.kernels.native._fops import clamp, fadd, fmul, fsub, inline
+from tinyarena.kernels.native._fops import clamp, fadd, fdiv, fmul, fsub, inline
 from tinyarena.kernels.native.binary import RANK, _strides
 
-OP_ADD, OP_SUB, OP_MUL = 0, 1, 2
-_UFUNC_CODES = {"add": OP_ADD, "subtract": OP_SUB, "multiply": OP_MUL}
+OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFFERENCE = range(7)
+OPS = {"ADD": OP_ADD, "SUB": OP_SUB, "MUL": OP_MUL, "DIV": OP_DIV, "MAXIMUM": OP_MAXIMUM,
+       "MINIMUM": OP_MINIMUM, "SQUARED_DIFFERENCE": OP_SQUARED_DIFFERENCE}
 
 
 @inline
@@ -30,8 +32,17 @@ def _apply(op: Any, a: Any, b: Any, lo: Any, hi: Any) -> Any:  # pragma: no cove
         s = fadd(a, b)
     elif op == OP_SUB:
         s = fsub(a, b)
-    else:
+    elif op == OP_MUL:
         s = fmul(a, b)
+    elif op == OP_DIV:
+        s = fdiv(a, b)
+    elif op == OP_MAXIMUM:
+        return a if a > b else b
+    elif op == OP_MINIMUM:
+        return a if a < b else b
+    else:
+        d = fsub(a, b)
+        return d * d  # one NaN operand at most, twice
     return clamp(s, lo, hi)
 
 
@@ -75,13 +86,14 @@ def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
     return not (out.ctypes.data == x.ctypes.data and out.size == x.size)
 
 
-def bind_float_binary(ufunc: np.ufunc, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
+def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
                       shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int],
                       lo: float, hi: float) -> Callable[[], None] | None:
-    """The compiled loop over these views and the plan's collapsed shapes, or None (numpy
-    runs): another ufunc, more than four collapsed axes, arrays that do not match the plan, or
-    an output overlapping an input other than element for element."""
-    op = _UFUNC_CODES.get(getattr(ufunc, "__name__", ""))
+    """The compiled loop of ``op_name`` (a key of ``OPS``) over these views and the
+    collapsed broadcast shapes (``_elementwise.broadcast_plan``), clamped to [lo, hi]; None
+    (numpy runs): another op, more than four collapsed axes, arrays that do not match the
+    shapes, or an output overlapping an input other than element for element."""
+    op = OPS.get(op_name)
     rank = len(shape_out)
     if op is None or rank > RANK or len(shape1) != rank or len(shape2) != rank:
         return None
@@ -104,4 +116,4 @@ def bind_float_binary(ufunc: np.ufunc, x1: np.ndarray, x2: np.ndarray, out: np.n
                               dims, bounds)
 
 
-__all__ = ["OP_ADD", "OP_MUL", "OP_SUB", "bind_float_binary", "float_binary"]
+__all__ = ["OPS", "bind_float_binary", "float_binary"]
