@@ -622,10 +622,10 @@ def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
 
 
 def _bind_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> Step | None:
-    """int8 with compiled kernels on: the table lookups of ``native.binary``; float32: the
-    loop of ``native.float_binary``; else eval."""
+    """int8 with compiled kernels on: the table lookups of ``native.binary``; float32 and
+    int32: the loops of ``native.float_binary``; else eval."""
     run = data.run
-    if run is not None and run.kind == "float" and run.lo is not None and \
+    if run is not None and run.kind in ("float", "int32") and run.lo is not None and \
             run.hi is not None and native.enabled(ctx):
         from tinyarena.kernels.native.float_binary import bind_float_binary
 

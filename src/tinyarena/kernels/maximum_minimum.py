@@ -81,8 +81,8 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """float32 with compiled kernels on: eval's selection as ``native.float_binary``'s loop
-    (``_binary_io.bind_float_binary``); else eval."""
+    """With compiled kernels on: eval's selection as ``native.float_binary``'s loops (any
+    supported type; ``_binary_io.bind_float_binary``); else eval."""
     shapes = BinaryShapes(tuple(data.shape1), tuple(data.shape2), tuple(data.shape_out))
     return bind_float_binary(ctx, op, shapes)
 

@@ -170,9 +170,9 @@ def _int32_squared_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """float32 with compiled kernels on: ``native.float_binary``'s loop
+    """float32 and int32 with compiled kernels on: ``native.float_binary``'s loops
     (``_binary_io.bind_float_binary``); else eval."""
-    if data.type != TensorType.FLOAT32:
+    if data.type not in (TensorType.FLOAT32, TensorType.INT32):
         return None
     return bind_float_binary(ctx, op, data.shapes)
 

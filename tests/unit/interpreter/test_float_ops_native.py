@@ -72,7 +72,8 @@ def _both_ways(model: bytes, op_name: str, feeds: list[list[np.ndarray]],
         runs.append(got)
     for k, (a, b) in enumerate(zip(*runs)):
         assert a.dtype == b.dtype and a.shape == b.shape
-        same = a.view(np.uint32) == b.view(np.uint32)
+        unsigned = np.dtype(f"u{a.dtype.itemsize}")  # bits, NaN payloads and signs included
+        same = a.view(unsigned) == b.view(unsigned)
         assert same.all(), (op_name, target, k, a[~same][:8], b[~same][:8])
 
 
@@ -188,3 +189,28 @@ def test_float_pool_native_equals_numpy(op: str, case: tuple[Any, ...]) -> None:
     signed_zeros = np.where(rng.random(shape) < 0.5, np.float32(0), np.float32(-0.0))
     feeds = [[_feed(shape, rng, s)] for s in (1.0, 1e38)] + [[signed_zeros]]
     _both_ways(model, op, feeds, TARGETS[int(rng.integers(len(TARGETS)))])
+
+
+@needs_numba
+@pytest.mark.parametrize("op, dtype", [(op, "int32") for op in (
+    "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE")] + [
+    (op, t) for op in ("MAXIMUM", "MINIMUM") for t in ("int8", "int16")])
+def test_integer_binary_native_equals_numpy(op: str, dtype: str) -> None:
+    """int32 wrapping arithmetic (the extremes overflow) and integer MAXIMUM/MINIMUM run the
+    integer loop of the same module."""
+    rng = np.random.default_rng(sum(map(ord, op + dtype)))
+    info = np.iinfo(dtype)
+    for shape1, shape2, shape_out in BROADCASTS[:5]:
+        b = ModelBuilder()
+        x1 = b.add_input("x1", shape1, dtype)
+        x2 = b.add_input("x2", shape2, dtype)
+        y = b.add_tensor("y", shape_out, dtype)
+        options = {"fused_activation_function": "RELU"} if op in ("SUB", "MUL") else {}
+        b.add_operator(op, [x1, x2], [y], **options)
+        b.mark_output(y)
+
+        def values(shape: tuple[int, ...]) -> np.ndarray:
+            v = rng.integers(int(info.min), int(info.max), size=shape, endpoint=True)
+            small = rng.random(size=shape) < 0.5
+            return np.where(small, v % 200 - 100, v).astype(dtype)
+        _both_ways(b.build(), op, [[values(shape1), values(shape2)] for _ in range(2)])

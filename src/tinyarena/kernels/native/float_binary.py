@@ -9,6 +9,10 @@ against a bound of 0). This loop walks the same collapsed shape (up to four axes
 0 on a broadcast axis) in the output's flat order. Each operation rounds once either way; the
 only freedom a compiler has is which NaN an operation with two NaN operands returns, so that
 case is made explicit: x86's rule, the first operand's NaN (quieted), which numpy's loops keep.
+
+``int_binary`` is the same walk for int32 ADD / SUB / MUL / SQUARED_DIFFERENCE (int64
+arithmetic wrapped to int32 as numpy's int32 ufuncs wrap, then the activation clamp) and for
+MAXIMUM / MINIMUM of any integer type.
 """
 
 from __future__ import annotations
@@ -78,6 +82,55 @@ def float_binary(a: Any, b: Any, out: Any, d: Any, bounds: Any) -> None:  # prag
                 o += n3
 
 
+@inline
+def _wrap32(v: Any) -> Any:  # pragma: no cover - compiled
+    return ((v + 2147483648) & 0xFFFFFFFF) - 2147483648
+
+
+@inline
+def _iapply(op: Any, a: Any, b: Any, lo: Any, hi: Any) -> Any:  # pragma: no cover - compiled
+    # a, b: int64 values of int32 elements (any integer type for MAXIMUM/MINIMUM)
+    if op == OP_MAXIMUM:
+        return a if a > b else b
+    if op == OP_MINIMUM:
+        return a if a < b else b
+    if op == OP_ADD:
+        s = _wrap32(a + b)
+    elif op == OP_SUB:
+        s = _wrap32(a - b)
+    elif op == OP_MUL:
+        s = _wrap32(a * b)
+    else:
+        d = _wrap32(a - b)
+        s = _wrap32(d * d)
+    if s < lo:
+        s = lo
+    if s > hi:
+        s = hi
+    return s
+
+
+@native.jit
+def int_binary(a: Any, b: Any, out: Any, d: Any) -> None:  # pragma: no cover - compiled
+    # as ``float_binary``; d[13], d[14]: the clamp bounds
+    n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
+    a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
+    b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
+    op = d[12]
+    lo = d[13]
+    hi = d[14]
+    o = 0
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                ia = i0 * a0 + i1 * a1 + i2 * a2
+                ib = i0 * b0 + i1 * b1 + i2 * b2
+                for i3 in range(n3):
+                    out[o + i3] = _iapply(op, np.int64(a[ia + i3 * a3]),
+                                          np.int64(b[ib + i3 * b3]), lo, hi)
+                o += n3
+
+
 def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
     """``out`` shares memory with ``x`` other than as the very same elements (an in-place
     plan): the loop could then read an element it has already overwritten."""
@@ -97,7 +150,12 @@ def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndar
     rank = len(shape_out)
     if op is None or rank > RANK or len(shape1) != rank or len(shape2) != rank:
         return None
-    if not all(a.dtype == np.float32 and a.flags.c_contiguous for a in (x1, x2, out)):
+    dtype = out.dtype
+    if x1.dtype != dtype or x2.dtype != dtype or not all(
+            a.flags.c_contiguous for a in (x1, x2, out)):
+        return None
+    if dtype != np.float32 and not (dtype == np.int32 and op != OP_DIV) and not (
+            dtype in (np.int8, np.int16, np.int64) and op in (OP_MAXIMUM, OP_MINIMUM)):
         return None
     size = int(np.prod(shape_out, dtype=np.int64))
     if x1.size != int(np.prod(shape1, dtype=np.int64)) or out.size != size or \
@@ -111,9 +169,18 @@ def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndar
     zeros = [0] * (RANK - rank)
     dims = np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
                     + _strides(shape2, shape_out) + [op], dtype=np.int64)
+    if dtype != np.float32:
+        info = np.iinfo(np.int32)
+        ilo = max(int(info.min), int(lo)) if np.isfinite(lo) else int(info.min)
+        ihi = min(int(info.max), int(hi)) if np.isfinite(hi) else int(info.max)
+        if ilo != lo and np.isfinite(lo) or ihi != hi and np.isfinite(hi):
+            return None  # bounds that are not int32 values: not an integer activation
+        dims = np.concatenate([dims, np.array([ilo, ihi], dtype=np.int64)])
+        return native.native_step(int_binary, x1.reshape(-1), x2.reshape(-1), out.reshape(-1),
+                                  dims)
     bounds = np.array([lo, hi], dtype=np.float32)
     return native.native_step(float_binary, x1.reshape(-1), x2.reshape(-1), out.reshape(-1),
                               dims, bounds)
 
 
-__all__ = ["OPS", "bind_float_binary", "float_binary"]
+__all__ = ["OPS", "bind_float_binary", "float_binary", "int_binary"]
