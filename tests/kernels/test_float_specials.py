@@ -233,3 +233,25 @@ def test_max_pool_skips_signaling_nans_as_tflm() -> None:
         flat[rng.choice(81, 12, replace=False)] = rng.choice(nans, 12)
         flat[rng.integers(81)] = np.float32(np.inf) if k % 2 else np.float32(-np.inf)
         check_bits(model, [x])
+
+
+@pytest.mark.parametrize("op", ("REDUCE_MAX", "REDUCE_MIN"))
+def test_reduce_max_min_skip_signaling_nans_as_tflm(op: str) -> None:
+    """ReduceGeneric's ``in > current`` (``<``) skips signaling NaNs too; np.fmax/fmin would
+    return them."""
+    b = ModelBuilder()
+    x = b.add_input("x", (4, 100), "float32")
+    axis = b.add_constant("axis", np.array([1], np.int32))
+    y = b.add_tensor("y", (4,), "float32")
+    b.add_operator(op, [x, axis], [y])
+    b.mark_output(y)
+    model = b.build()
+    rng = np.random.default_rng(17)
+    specials = np.array([0x7FA00001, 0xFF812345, 0x7FC00000, 0x7F800000, 0xFF800000, 0x80000000],
+                        np.uint32).view(np.float32)
+    for _ in range(4):
+        v = rng.normal(0, 3, size=(4, 100)).astype(np.float32)
+        flat = v.reshape(-1)
+        picks = rng.choice(flat.size, 100, replace=False)
+        flat[picks] = rng.choice(specials, picks.size)
+        check_bits(model, [v])

@@ -207,8 +207,10 @@ def eval_min_max(ctx: EvalContext, op: Operator, data: MinMaxData) -> None:
     if in_t.type == TensorType.FLOAT32:
         info = np.finfo(np.float32)
         initial = np.float32(info.min if is_max else info.max)
-        fold = np.fmax if is_max else np.fmin  # skips NaN like ``in > current`` does
-        fold.reduce(source, axis=axes, initial=initial, out=result)
+        fold = np.fmax if is_max else np.fmin
+        # ``in > current`` skips every NaN; np.fmax/fmin skip quiet ones but return a
+        # signaling NaN (IEEE maxNum), so NaNs are masked out of the reduction
+        fold.reduce(source, axis=axes, initial=initial, out=result, where=source == source)
         _fix_signed_zeros(source, axes, result)
     else:
         bound = np.iinfo(np.int8)
