@@ -255,3 +255,12 @@ def test_reduce_max_min_skip_signaling_nans_as_tflm(op: str) -> None:
         picks = rng.choice(flat.size, 100, replace=False)
         flat[picks] = rng.choice(specials, picks.size)
         check_bits(model, [v])
+
+
+def test_tanh_quiets_signaling_nans_as_tflm() -> None:
+    """glibc's tanhf returns ``one/x + one`` for a NaN: a signaling NaN comes back quieted
+    (payload and sign kept), not as it went in."""
+    model = unary_model("TANH", (2, 8))
+    nans = np.array([0x7FA00001, 0xFF812345, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFBFFFFF,
+                     0x3F800000, 0x80000000], np.uint32).view(np.float32)
+    check_bits(model, [np.stack([nans, nans[::-1]])])

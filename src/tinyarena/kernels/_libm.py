@@ -121,7 +121,7 @@ def tanhf(x: np.ndarray) -> np.ndarray:
         z = np.where(ix >= 0x41b00000, F(1), z)  # |x| >= 22
         z = np.copysign(z, x)
         z = np.where(ix < 0x24000000, x * (F(1) + x), z)  # |x| < 2**-55, and zeros
-        z = np.where(ix > 0x7f800000, x, z)  # NaN
+        z = np.where(ix > 0x7f800000, x + x, z)  # NaN: fdlibm returns one/x +- one, x quieted
     return z.astype(F, copy=False)
 
 

@@ -13,7 +13,7 @@ the same order, so the bits agree, NaN payloads and signed zeros included:
 * RELU ``v < 0 ? 0 : v``, RELU6 ``v > 6 ? 6 : (v < 0 ? 0 : v)``, LEAKY_RELU ``v > 0 ? v : v *
   alpha``: NaN and -0.0 pass as TFLM's comparisons let them.
 
-Products and sums go through ``libm.add32``/``mul32`` where both operands may be NaN (x86's
+Products go through ``_fops.fmul`` where both operands may be NaN (x86's
 first-operand NaN rule, which numpy's loops keep and a compiler may commute away).
 """
 
@@ -24,7 +24,8 @@ from typing import Any, Callable
 import numpy as np
 
 from tinyarena.kernels import native
-from tinyarena.kernels.native.libm import expf_mode_for, logistic, mul32, tanhf
+from tinyarena.kernels.native._fops import fmul
+from tinyarena.kernels.native.libm import expf_mode_for, logistic, tanhf
 
 _ZERO, _THREE, _SIX = np.float32(0), np.float32(3), np.float32(6)
 
@@ -54,7 +55,7 @@ def hard_swish_loop(x: Any, out: Any) -> None:  # pragma: no cover - compiled
                 t = _ZERO
             if t > _SIX:
                 t = _SIX
-        out[i] = mul32(v, t) / _SIX
+        out[i] = fmul(v, t) / _SIX
 
 
 @native.jit
@@ -76,7 +77,7 @@ def leaky_relu_loop(x: Any, out: Any, alpha: Any) -> None:  # pragma: no cover -
     a = alpha[0]
     for i in range(x.shape[0]):
         v = x[i]
-        out[i] = v if v > _ZERO else mul32(v, a)
+        out[i] = v if v > _ZERO else fmul(v, a)
 
 
 def _flat_pair(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

@@ -331,7 +331,7 @@ def tanhf(x):
     bits = _bits_f32(x)
     ix = bits & 0x7FFFFFFF
     if ix > 0x7f800000:
-        return x
+        return x + x  # fdlibm's one/x +- one: the NaN, quieted
     if ix < 0x24000000:
         return x * (_ONE + x)
     if ix >= 0x41b00000:

@@ -19,6 +19,8 @@ import numpy as np
 
 from tinyarena.kernels.native import jit, native_step
 from tinyarena.kernels.native.libm import add32, expf_mode_for, fma32, logistic, mul32, tanhf
+# numba's disk cache keeps libm's code as this file was last compiled: a change to libm
+# (tanhf quiets a signaling NaN since nfloat) needs a change here or a cleared cache
 
 _I16_MIN, _I16_MAX = -32768, 32767
 

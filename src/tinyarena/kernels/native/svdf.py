@@ -17,6 +17,8 @@ import numpy as np
 from tinyarena.kernels.native import jit, native_step
 from tinyarena.kernels.native.lstm import _clamp, _wrap32, mbqm
 from tinyarena.kernels.native.libm import add32, fma32, mul32, tanhf
+# numba's disk cache keeps libm's code as this file was last compiled: a change to libm
+# (tanhf quiets a signaling NaN since nfloat) needs a change here or a cleared cache
 
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 
