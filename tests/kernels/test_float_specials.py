@@ -264,3 +264,28 @@ def test_tanh_quiets_signaling_nans_as_tflm() -> None:
     nans = np.array([0x7FA00001, 0xFF812345, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFBFFFFF,
                      0x3F800000, 0x80000000], np.uint32).view(np.float32)
     check_bits(model, [np.stack([nans, nans[::-1]])])
+
+
+NAN_LAYOUTS = [((2, 5, 7), (2, 5, 7)), ((1,), (3, 4, 6)), ((3, 4, 6), ()), ((2, 3, 8), (8,)),
+               ((2, 1, 6), (1, 5, 1)), ((3, 1, 4, 1), (1, 5, 1, 6)), ((4, 1), (4, 9)),
+               ((17,), (1,)), ((1,), (17,)), ((2, 1), (1,)), ((1,), (1,))]
+
+
+@pytest.mark.parametrize("op", ("ADD", "MUL", "SUB", "DIV", "SQUARED_DIFFERENCE"))
+def test_binary_two_nan_operands_match_tflm(op: str) -> None:
+    """Where both inputs are NaN (different payloads and signs), which one comes out depends
+    on the op and on the wheel's loop for the broadcast layout (``second_nan_wins``)."""
+    nans = np.array([0x7FA00001, 0xFF812345, 0x7FC00000, 0xFFC00000, 0x7FC0BEEF],
+                    np.uint32).view(np.float32)
+    rng = np.random.default_rng(len(op))
+    for shape1, shape2 in NAN_LAYOUTS:
+        out = np.broadcast_shapes(shape1, shape2)
+        b = ModelBuilder()
+        x1 = b.add_input("x1", shape1, "float32")
+        x2 = b.add_input("x2", shape2, "float32")
+        y = b.add_tensor("y", out, "float32")
+        b.add_operator(op, [x1, x2], [y])
+        b.mark_output(y)
+        inputs = [np.where(rng.random(s) < 0.8, rng.choice(nans, s), np.float32(1.5))
+                  .astype(np.float32) for s in (shape1, shape2)]
+        check_bits(b.build(), inputs)

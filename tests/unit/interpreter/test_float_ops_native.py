@@ -130,6 +130,9 @@ def test_float_binary_native_equals_numpy(op: str, shapes: tuple[tuple[int, ...]
     options = {"fused_activation_function": act} if op in ("ADD", "SUB", "MUL", "DIV") else {}
     model = _binary_model(op, shape1, shape2, shape_out, **options)
     feeds = [[_feed(shape1, rng, s), _feed(shape2, rng, s)] for s in (1.0, 1e20)]
+    nans = _specials(rng)[:4]  # NaN pairs of different payloads and signs: whose comes out
+    feeds.append([np.where(rng.random(s) < 0.8, rng.choice(nans, s), np.float32(2))
+                  .astype(np.float32) for s in (shape1, shape2)])
     _both_ways(model, op, feeds, TARGETS[int(rng.integers(len(TARGETS)))])
 
 

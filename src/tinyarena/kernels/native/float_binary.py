@@ -8,7 +8,9 @@ views (``BroadcastPlan``: adjacent axes with one broadcast pattern merged) and c
 against a bound of 0). This loop walks the same collapsed shape (up to four axes, a stride of
 0 on a broadcast axis) in the output's flat order. Each operation rounds once either way; the
 only freedom a compiler has is which NaN an operation with two NaN operands returns, so that
-case is made explicit: x86's rule, the first operand's NaN (quieted), which numpy's loops keep.
+case is made explicit: the first operand's NaN (quieted), x86's rule for SUB/DIV, and for
+the commutative ADD/MUL the operand the wheel's loop for this layout returns
+(``_elementwise.second_nan_wins``; the numpy path settles those positions the same way).
 
 ``int_binary`` is the same walk for int32 ADD / SUB / MUL / SQUARED_DIFFERENCE (int64
 arithmetic wrapped to int32 as numpy's int32 ufuncs wrap, then the activation clamp) and for
@@ -22,7 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyarena.kernels import native
-from tinyarena.kernels.native._fops import clamp, fadd, fdiv, fmul, fsub, inline
+from tinyarena.kernels.native._fops import clamp, fdiv, first_nan, fsub, inline
 from tinyarena.kernels.native.binary import RANK, _strides
 
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFFERENCE = range(7)
@@ -31,13 +33,14 @@ OPS = {"ADD": OP_ADD, "SUB": OP_SUB, "MUL": OP_MUL, "DIV": OP_DIV, "MAXIMUM": OP
 
 
 @inline
-def _apply(op: Any, a: Any, b: Any, lo: Any, hi: Any) -> Any:  # pragma: no cover - compiled
-    if op == OP_ADD:
-        s = fadd(a, b)
+def _apply(op: Any, a: Any, b: Any, lo: Any, hi: Any, second: Any
+           ) -> Any:  # pragma: no cover - compiled
+    if op == OP_ADD or op == OP_MUL:  # commutative: the NaN of a NaN pair as the op's rule
+        s = a + b if op == OP_ADD else a * b
+        if s != s:
+            s = first_nan(b, a, s) if second else first_nan(a, b, s)
     elif op == OP_SUB:
         s = fsub(a, b)
-    elif op == OP_MUL:
-        s = fmul(a, b)
     elif op == OP_DIV:
         s = fdiv(a, b)
     elif op == OP_MAXIMUM:
@@ -52,11 +55,13 @@ def _apply(op: Any, a: Any, b: Any, lo: Any, hi: Any) -> Any:  # pragma: no cove
 
 @native.jit
 def float_binary(a: Any, b: Any, out: Any, d: Any, bounds: Any) -> None:  # pragma: no cover
-    # d: 4 sizes, 4 strides of a, 4 strides of b (collapsed, left-padded with size 1), op
+    # d: 4 sizes, 4 strides of a, 4 strides of b (collapsed, left-padded with size 1), op,
+    # whether b's NaN comes out of a NaN pair (ADD/MUL)
     n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
     a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
     b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
     op = d[12]
+    second = d[13] != 0
     lo = bounds[0]
     hi = bounds[1]
     o = 0
@@ -67,18 +72,18 @@ def float_binary(a: Any, b: Any, out: Any, d: Any, bounds: Any) -> None:  # prag
                 ib = i0 * b0 + i1 * b1 + i2 * b2
                 if a3 == 1 and b3 == 1:  # both whole along the innermost axis
                     for i3 in range(n3):
-                        out[o + i3] = _apply(op, a[ia + i3], b[ib + i3], lo, hi)
+                        out[o + i3] = _apply(op, a[ia + i3], b[ib + i3], lo, hi, second)
                 elif a3 == 0 and b3 == 1:
                     va = a[ia]
                     for i3 in range(n3):
-                        out[o + i3] = _apply(op, va, b[ib + i3], lo, hi)
+                        out[o + i3] = _apply(op, va, b[ib + i3], lo, hi, second)
                 elif a3 == 1 and b3 == 0:
                     vb = b[ib]
                     for i3 in range(n3):
-                        out[o + i3] = _apply(op, a[ia + i3], vb, lo, hi)
+                        out[o + i3] = _apply(op, a[ia + i3], vb, lo, hi, second)
                 else:
                     for i3 in range(n3):
-                        out[o + i3] = _apply(op, a[ia + i3 * a3], b[ib + i3 * b3], lo, hi)
+                        out[o + i3] = _apply(op, a[ia + i3 * a3], b[ib + i3 * b3], lo, hi, second)
                 o += n3
 
 
@@ -141,7 +146,8 @@ def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
 
 def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
                       shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int],
-                      lo: float, hi: float) -> Callable[[], None] | None:
+                      lo: float, hi: float, second_nan: bool = False
+                      ) -> Callable[[], None] | None:
     """The compiled loop of ``op_name`` (a key of ``OPS``) over these views and the
     collapsed broadcast shapes (``_elementwise.broadcast_plan``), clamped to [lo, hi]; None
     (numpy runs): another op, more than four collapsed axes, arrays that do not match the
@@ -168,14 +174,14 @@ def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndar
     pad = [1] * (RANK - rank)
     zeros = [0] * (RANK - rank)
     dims = np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
-                    + _strides(shape2, shape_out) + [op], dtype=np.int64)
+                    + _strides(shape2, shape_out) + [op, int(second_nan)], dtype=np.int64)
     if dtype != np.float32:
         info = np.iinfo(np.int32)
         ilo = max(int(info.min), int(lo)) if np.isfinite(lo) else int(info.min)
         ihi = min(int(info.max), int(hi)) if np.isfinite(hi) else int(info.max)
         if ilo != lo and np.isfinite(lo) or ihi != hi and np.isfinite(hi):
             return None  # bounds that are not int32 values: not an integer activation
-        dims = np.concatenate([dims, np.array([ilo, ihi], dtype=np.int64)])
+        dims = np.concatenate([dims[:13], np.array([ilo, ihi], dtype=np.int64)])
         return native.native_step(int_binary, x1.reshape(-1), x2.reshape(-1), out.reshape(-1),
                                   dims)
     bounds = np.array([lo, hi], dtype=np.float32)
