@@ -438,7 +438,7 @@ def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
         else:
             _run_expanded(run.ufunc, a, b, o, plan.blocks, workspace)
         if kind == "float" and (run.ufunc is np.add or run.ufunc is np.multiply):
-            _settle_nan_pairs(a, b, o, run.second_nan)
+            _settle_nan_pairs(a, b, o, run.second_nan, plan.blocks)
         if run.clamp:
             if run.lo is None or run.hi is None:
                 raise KernelError("internal error: a clamped binary run has no bounds")
@@ -457,19 +457,22 @@ def run_binary(run: BinaryRun, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
         _run_mul16(run, a, b, o, workspace)
 
 
-def _settle_nan_pairs(a: np.ndarray, b: np.ndarray, o: np.ndarray, second: bool) -> None:
+def _settle_nan_pairs(a: np.ndarray, b: np.ndarray, o: np.ndarray, second: bool,
+                      blocks: tuple[Block, ...]) -> None:
     """Where both operands of a float ADD/MUL are NaN, the wheel's NaN (see
     :func:`second_nan_wins`): ``b``'s if ``second`` else ``a``'s, quieted. Only an output
     holding a NaN (or infinities of both signs, which the check cannot tell from one) is
-    looked at element by element."""
+    looked at element by element, block by block (temporaries of a block's size)."""
     if not np.isnan(np.add.reduce(o, axis=None)):
         return
-    both = np.isnan(a) & np.isnan(b)
-    if not both.any():
-        return
-    source = np.broadcast_to(b if second else a, o.shape)
-    quieted = (source.view(np.uint32) | np.uint32(0x400000)).view(np.float32)
-    np.copyto(o, quieted, where=both)
+    for oi, i1, i2, shape, _ in blocks:
+        u, v = a[i1], b[i2]
+        both = np.isnan(u) & np.isnan(v)
+        if not both.any():
+            continue
+        source = np.broadcast_to(v if second else u, shape)
+        quieted = (source.view(np.uint32) | np.uint32(0x400000)).view(np.float32)
+        np.copyto(o[oi], quieted, where=both)
 
 
 def _run_expanded(ufunc: np.ufunc, a: np.ndarray, b: np.ndarray, o: np.ndarray,

@@ -111,6 +111,7 @@ class MinMaxData:
 
     input_quant: tuple[float, int]
     output_quant: tuple[float, int]
+    nan_mask: int = -1  # float32: scratch of the input's size for the NaN-skipping reduction
 
 
 def _prepare_simple(ctx: PrepareContext, op: Operator) -> None:
@@ -133,7 +134,10 @@ def _request_iter_scratch(ctx: PrepareContext, op: Operator) -> MinMaxData:
     axis = required_tensor(ctx, op.inputs[AXIS], op.name, "axis")
     ctx.request_scratch(4 * len(source.shape))  # scratch_input_iter_idx
     ctx.request_scratch(4 * axis.element_count)  # scratch_resolved_axis_idx
-    return MinMaxData(tensor_quant(source), tensor_quant(out))
+    mask = -1
+    if source.type == TensorType.FLOAT32:  # written whole before it is read
+        mask = ctx.request_workspace((source.element_count,), np.bool_, persistent=False)
+    return MinMaxData(tensor_quant(source), tensor_quant(out), mask)
 
 
 def prepare_min_max(ctx: PrepareContext, op: Operator) -> MinMaxData:
@@ -189,6 +193,7 @@ def _fix_signed_zeros(source: np.ndarray, axes: tuple[int, ...], result: np.ndar
     result[zero] = rows[np.arange(first.size), first]
 
 
+@c_float_env
 def eval_min_max(ctx: EvalContext, op: Operator, data: MinMaxData) -> None:
     """EvalMinMaxHelper -> ReduceGeneric with lowest()/max() as the initial value, reduced in
     place into the output (no copy of the input)."""
@@ -209,8 +214,16 @@ def eval_min_max(ctx: EvalContext, op: Operator, data: MinMaxData) -> None:
         initial = np.float32(info.min if is_max else info.max)
         fold = np.fmax if is_max else np.fmin
         # ``in > current`` skips every NaN; np.fmax/fmin skip quiet ones but return a
-        # signaling NaN (IEEE maxNum), so NaNs are masked out of the reduction
-        fold.reduce(source, axis=axes, initial=initial, out=result, where=source == source)
+        # signaling NaN (IEEE maxNum), so an input holding a NaN (its sum is NaN; infinities
+        # of both signs are a false alarm) is reduced with the NaNs masked out (the mask in
+        # the workspace made at prepare)
+        if np.isnan(np.add.reduce(source, axis=None)):
+            mask = ctx.workspace(data.nan_mask).reshape(source.shape) if data.nan_mask >= 0 \
+                else np.empty(source.shape, np.bool_)
+            np.equal(source, source, out=mask)
+            fold.reduce(source, axis=axes, initial=initial, out=result, where=mask)
+        else:
+            fold.reduce(source, axis=axes, initial=initial, out=result)
         _fix_signed_zeros(source, axes, result)
     else:
         bound = np.iinfo(np.int8)
