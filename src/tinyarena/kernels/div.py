@@ -40,6 +40,8 @@ from tinyarena.kernels._binary_io import (
     same_types,
 )
 from tinyarena.kernels._fixedpoint import count_leading_zeros_u32, get_reciprocal
+from tinyarena.kernels import native
+from tinyarena.kernels._elementwise import broadcast_plan
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quant import (
     INT32_MIN,
@@ -188,22 +190,38 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
                           f"{data.type.name.lower()}")
 
 
+_TRAP_MESSAGE = ("int32 DIV by zero (or INT32_MIN / -1): TFLM traps on it; keep the divisor "
+                 "non-zero")
+
+
 def int32_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """C's int32 division (truncating); KernelError where TFLM would trap (SIGFPE)."""
     a64, b64 = a.astype(np.int64), b.astype(np.int64)
     if np.any(b64 == 0) or np.any((a64 == INT32_MIN) & (b64 == -1)):
-        raise KernelError("int32 DIV by zero (or INT32_MIN / -1): TFLM traps on it; "
-                          "keep the divisor non-zero")
+        raise KernelError(_TRAP_MESSAGE)
     return np.abs(a64) // np.abs(b64) * np.sign(a64) * np.sign(b64)
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """float32 with compiled kernels on: ``native.float_binary``'s loop (the quotient, then
-    the activation clamp; ``_binary_io.bind_float_binary``); else eval."""
-    if data.type != TensorType.FLOAT32:
+    """float32 and int32 with compiled kernels on: ``native.float_binary``'s loops (the
+    quotient, then the activation clamp; ``_binary_io.bind_float_binary``; int32 raises
+    eval's error where TFLM traps); else eval."""
+    if data.type == TensorType.FLOAT32:
+        lo, hi = calculate_activation_range_float(data.activation)
+        return bind_float_binary(ctx, op, data.shapes, lo, hi)
+    if data.type != TensorType.INT32 or not native.enabled(ctx):
         return None
-    lo, hi = calculate_activation_range_float(data.activation)
-    return bind_float_binary(ctx, op, data.shapes, lo, hi)
+    from tinyarena.kernels.native.float_binary import bind_int32_divide
+
+    plan = broadcast_plan(data.shapes.shape1, data.shapes.shape2)
+    lo_i, hi_i = calculate_activation_range_int(data.activation, np.int32)
+    x1, x2, out = binary_views(ctx, op, data.shapes)
+    return bind_int32_divide(x1, x2, out, plan.shape1, plan.shape2, plan.shape_out, lo_i, hi_i,
+                             _trap)
+
+
+def _trap() -> None:
+    raise KernelError(_TRAP_MESSAGE)
 
 
 REGISTRATION = Registration("DIV", init=init, prepare=prepare, eval=eval_, bind=bind,

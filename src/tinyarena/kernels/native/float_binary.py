@@ -136,6 +136,66 @@ def int_binary(a: Any, b: Any, out: Any, d: Any) -> None:  # pragma: no cover - 
                 o += n3
 
 
+@native.jit
+def int_divide(a: Any, b: Any, out: Any, d: Any) -> int:  # pragma: no cover - compiled
+    # int32 DIV as ``div.int32_divide``: 1 (nothing written) when a divisor is 0 or a
+    # quotient is INT32_MIN / -1, where TFLM traps; else truncating quotients, clamped
+    n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
+    a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
+    b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
+    lo = d[13]
+    hi = d[14]
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                ia = i0 * a0 + i1 * a1 + i2 * a2
+                ib = i0 * b0 + i1 * b1 + i2 * b2
+                for i3 in range(n3):
+                    x = np.int64(a[ia + i3 * a3])
+                    y = np.int64(b[ib + i3 * b3])
+                    if y == 0 or (y == -1 and x == -2147483648):
+                        return 1
+    o = 0
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                ia = i0 * a0 + i1 * a1 + i2 * a2
+                ib = i0 * b0 + i1 * b1 + i2 * b2
+                for i3 in range(n3):
+                    x = np.int64(a[ia + i3 * a3])
+                    y = np.int64(b[ib + i3 * b3])
+                    q = abs(x) // abs(y)
+                    if (x < 0) != (y < 0):
+                        q = -q
+                    if q < lo:
+                        q = lo
+                    if q > hi:
+                        q = hi
+                    out[o + i3] = q
+                o += n3
+    return 0
+
+
+def bind_int32_divide(x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
+                      shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int],
+                      lo: int, hi: int, trap: Callable[[], None]
+                      ) -> Callable[[], None] | None:
+    """int32 DIV over the collapsed broadcast; ``trap()`` (which raises) where TFLM traps,
+    before anything is written. None (numpy runs) as for :func:`bind_float_binary`."""
+    if not all(a.dtype == np.int32 for a in (x1, x2, out)):
+        return None
+    dims = _dims(x1, x2, out, shape1, shape2, shape_out)
+    if dims is None:
+        return None
+    dims = np.concatenate([dims[:12], np.array([OP_DIV, lo, hi], dtype=np.int64)])
+    flat1, flat2, flat_out = x1.reshape(-1), x2.reshape(-1), out.reshape(-1)
+
+    def step() -> None:
+        if int_divide(flat1, flat2, flat_out, dims):
+            trap()
+    return native.quiet(step)
+
+
 def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
     """``out`` shares memory with ``x`` other than as the very same elements (an in-place
     plan): the loop could then read an element it has already overwritten."""
@@ -144,24 +204,14 @@ def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
     return not (out.ctypes.data == x.ctypes.data and out.size == x.size)
 
 
-def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
-                      shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int],
-                      lo: float, hi: float, second_nan: bool = False
-                      ) -> Callable[[], None] | None:
-    """The compiled loop of ``op_name`` (a key of ``OPS``) over these views and the
-    collapsed broadcast shapes (``_elementwise.broadcast_plan``), clamped to [lo, hi]; None
-    (numpy runs): another op, more than four collapsed axes, arrays that do not match the
-    shapes, or an output overlapping an input other than element for element."""
-    op = OPS.get(op_name)
+def _dims(x1: np.ndarray, x2: np.ndarray, out: np.ndarray, shape1: Sequence[int],
+          shape2: Sequence[int], shape_out: Sequence[int]) -> np.ndarray | None:
+    """The loops' 4 sizes and two sets of 4 strides for these views and collapsed shapes, or
+    None: more than four axes, non-contiguous views or views that do not match the shapes,
+    or an output overlapping an input other than element for element."""
     rank = len(shape_out)
-    if op is None or rank > RANK or len(shape1) != rank or len(shape2) != rank:
-        return None
-    dtype = out.dtype
-    if x1.dtype != dtype or x2.dtype != dtype or not all(
+    if rank > RANK or len(shape1) != rank or len(shape2) != rank or not all(
             a.flags.c_contiguous for a in (x1, x2, out)):
-        return None
-    if dtype != np.float32 and not (dtype == np.int32 and op != OP_DIV) and not (
-            dtype in (np.int8, np.int16, np.int64) and op in (OP_MAXIMUM, OP_MINIMUM)):
         return None
     size = int(np.prod(shape_out, dtype=np.int64))
     if x1.size != int(np.prod(shape1, dtype=np.int64)) or out.size != size or \
@@ -173,8 +223,31 @@ def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndar
         return None
     pad = [1] * (RANK - rank)
     zeros = [0] * (RANK - rank)
-    dims = np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
-                    + _strides(shape2, shape_out) + [op, int(second_nan)], dtype=np.int64)
+    return np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
+                    + _strides(shape2, shape_out), dtype=np.int64)
+
+
+def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
+                      shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int],
+                      lo: float, hi: float, second_nan: bool = False
+                      ) -> Callable[[], None] | None:
+    """The compiled loop of ``op_name`` (a key of ``OPS``) over these views and the
+    collapsed broadcast shapes (``_elementwise.broadcast_plan``), clamped to [lo, hi]; None
+    (numpy runs): another op, more than four collapsed axes, arrays that do not match the
+    shapes, or an output overlapping an input other than element for element."""
+    op = OPS.get(op_name)
+    if op is None:
+        return None
+    dtype = out.dtype
+    if x1.dtype != dtype or x2.dtype != dtype:
+        return None
+    if dtype != np.float32 and not (dtype == np.int32 and op != OP_DIV) and not (
+            dtype in (np.int8, np.int16, np.int64) and op in (OP_MAXIMUM, OP_MINIMUM)):
+        return None
+    shape = _dims(x1, x2, out, shape1, shape2, shape_out)
+    if shape is None:
+        return None
+    dims = np.concatenate([shape, np.array([op, int(second_nan)], dtype=np.int64)])
     if dtype != np.float32:
         info = np.iinfo(np.int32)
         ilo = max(int(info.min), int(lo)) if np.isfinite(lo) else int(info.min)
@@ -189,4 +262,5 @@ def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndar
                               dims, bounds)
 
 
-__all__ = ["OPS", "bind_float_binary", "float_binary", "int_binary"]
+__all__ = ["OPS", "bind_float_binary", "bind_int32_divide", "float_binary", "int_binary",
+           "int_divide"]
