@@ -624,6 +624,8 @@ def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
 def _bind_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> Step | None:
     """int8 with compiled kernels on: the table lookups of ``native.binary``; else eval."""
     run = data.run
+    if run is not None and run.kind in ("addsub16", "mul16") and native.enabled(ctx):
+        return _bind_int16(ctx, op, run)
     if run is None or run.kind != "table" or run.table_workspace < 0 or \
             not native.enabled(ctx):
         return None
@@ -633,6 +635,20 @@ def _bind_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> Step | N
     return bind_table_binary(ctx.workspace(run.table_workspace), ctx.tensor_data(op.inputs[0]),
                              ctx.tensor_data(op.inputs[1]), ctx.tensor_data(op.outputs[0]),
                              plan.shape1, plan.shape2, plan.shape_out)
+
+
+def _bind_int16(ctx: EvalContext, op: Operator, run: BinaryRun) -> Step | None:
+    """int16 ADD/SUB/MUL compiled (``native.binary.bind_quantized16``), or None (numpy)."""
+    from tinyarena.kernels.native.binary import MODE_ADD, MODE_MUL, MODE_SUB, bind_quantized16
+
+    if run.kind == "mul16":
+        mode = MODE_MUL
+    else:
+        mode = MODE_SUB if run.ufunc is np.subtract else MODE_ADD
+    plan = run.plan
+    return bind_quantized16(mode, run.params, ctx.tensor_data(op.inputs[0]),
+                            ctx.tensor_data(op.inputs[1]), ctx.tensor_data(op.outputs[0]),
+                            plan.shape1, plan.shape2, plan.shape_out)
 
 
 # ----------------------------------------------------------------------------------------------

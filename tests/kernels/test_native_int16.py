@@ -1,0 +1,89 @@
+"""Compiled int16 element-wise kernels (``kernels.native.binary``'s int16 ADD/SUB/MUL) bit for
+bit against the numpy kernels, on seeded random one-op models: broadcast shapes, fused
+activations, extreme quantization parameters (scale ratios far from one, zero points at the
+ends of int16 for ADD/SUB), on the three targets."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from native_compare import native_matches_numpy  # noqa: E402
+from unary_cases import random_input  # noqa: E402
+
+from tinyarena.builder import ModelBuilder  # noqa: E402
+
+TARGETS = ("host-x64", "cortex-m4", "cortex-m0")
+Q = tuple[float, int]
+
+
+def binary_model(op: str, shape1: Sequence[int], shape2: Sequence[int], out_shape: Sequence[int],
+                 dtype: str, q1: Q, q2: Q, qo: Q, **options: object) -> bytes:
+    """Two graph inputs -> op -> graph output."""
+    b = ModelBuilder()
+    x1 = b.add_input("x1", tuple(shape1), dtype, scale=q1[0], zero_point=q1[1])
+    x2 = b.add_input("x2", tuple(shape2), dtype, scale=q2[0], zero_point=q2[1])
+    y = b.add_tensor("y", tuple(out_shape), dtype, scale=qo[0], zero_point=qo[1])
+    b.add_operator(op, [x1, x2], [y], **options)
+    b.mark_output(y)
+    return b.build()
+
+
+def broadcast_pair(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...],
+                                                       tuple[int, ...]]:
+    """Two shapes that broadcast (some axes 1 on one side, ranks possibly different)."""
+    rank = int(rng.integers(1, 5))
+    full = tuple(int(d) for d in rng.integers(1, 6, size=rank - 1)) + (int(rng.integers(3, 9)),)
+    s1 = tuple(d if rng.uniform() < 0.6 else 1 for d in full)
+    s2 = tuple(d if rng.uniform() < 0.6 else 1 for d in full)
+    s2 = s2[int(rng.integers(0, rank)):]  # a lower-rank second input
+    out = tuple(int(d) for d in np.broadcast_shapes(s1, s2))
+    return s1, s2, out
+
+
+def small(rng: np.random.Generator, shape: Sequence[int]) -> np.ndarray:
+    """Values near zero, where outputs do not saturate at ordinary scales."""
+    return rng.integers(-400, 400, size=tuple(shape)).astype(np.int16)
+
+
+ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+
+# (scale1, scale2, scale_out): ordinary, inputs far apart, output near the finest ADD allows
+# (2 * max input scale / 2**15), output much coarser
+SCALES = [(1 / 1024, 1 / 2048, 1 / 1024), (1e-4, 0.5, 0.01), (2.0, 3e-5, 1.3e-4),
+          (1 / 4096, 1 / 4096, 10.0)]
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB"])
+def test_native_int16_add_sub_matches_numpy(op: str) -> None:
+    rng = np.random.default_rng(160 if op == "ADD" else 161)
+    for k, (s1, s2, so) in enumerate(SCALES):
+        shape1, shape2, out = broadcast_pair(rng) if k else ((2, 3, 4), (2, 3, 4), (2, 3, 4))
+        zps = [int(rng.choice([0, -32768, 32767, int(rng.integers(-300, 300))])) if k > 1
+               else int(rng.integers(-300, 300)) for _ in range(3)]
+        act = ACTIVATIONS[k % len(ACTIVATIONS)]
+        model = binary_model(op, shape1, shape2, out, "int16", (s1, zps[0]), (s2, zps[1]),
+                             (so, zps[2]), fused_activation_function=act)
+        feeds = [[random_input(rng, shape1, "int16"), random_input(rng, shape2, "int16")],
+                 [small(rng, shape1), small(rng, shape2)]]
+        for target in TARGETS:
+            native_matches_numpy(model, op, target, inputs=feeds)
+
+
+def test_native_int16_mul_matches_numpy() -> None:
+    rng = np.random.default_rng(162)
+    for k, (s1, s2, so) in enumerate(SCALES + [(0.5, 0.5, 1e-6)]):  # left-shifting multiplier
+        shape1, shape2, out = broadcast_pair(rng) if k else ((7,), (7,), (7,))
+        act = ACTIVATIONS[k % len(ACTIVATIONS)]
+        model = binary_model("MUL", shape1, shape2, out, "int16", (s1, 0), (s2, 0), (so, 0),
+                             fused_activation_function=act)
+        feeds = [[random_input(rng, shape1, "int16"), random_input(rng, shape2, "int16")],
+                 [small(rng, shape1), small(rng, shape2)]]
+        extremes = [np.full(shape1, v, np.int16) for v in (-32768, 32767)]
+        feeds += [[e, np.full(shape2, -32768, np.int16)] for e in extremes]
+        for target in TARGETS:
+            native_matches_numpy(model, "MUL", target, inputs=feeds)
