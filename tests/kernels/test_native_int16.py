@@ -87,3 +87,21 @@ def test_native_int16_mul_matches_numpy() -> None:
         feeds += [[e, np.full(shape2, -32768, np.int16)] for e in extremes]
         for target in TARGETS:
             native_matches_numpy(model, "MUL", target, inputs=feeds)
+
+
+ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64).astype(np.int16)
+
+
+@pytest.mark.parametrize("op", ["LOGISTIC", "TANH"])
+def test_native_int16_logistic_tanh_every_input(op: str) -> None:
+    """Every int16 input value, at power-of-two input scales (TFLM's shift-only cases: 2**-12
+    for both, 2**-11 for TANH), ordinary scales and scales so small or large that the input
+    rescaling shifts far or the table saturates."""
+    from unary_cases import single_op_model
+
+    scales = [2.0 ** -12, 2.0 ** -11, 1 / 3000, 3.1e-7, 0.02, 2.0 ** -4]
+    for scale in scales:
+        model = single_op_model(op, ALL_INT16.shape, "int16", (scale, 0), ALL_INT16.shape,
+                                "int16", (2.0 ** -15, 0))
+        target = TARGETS[scales.index(scale) % len(TARGETS)]
+        native_matches_numpy(model, op, target, inputs=[[ALL_INT16]])
