@@ -105,3 +105,43 @@ def test_native_int16_logistic_tanh_every_input(op: str) -> None:
                                 "int16", (2.0 ** -15, 0))
         target = TARGETS[scales.index(scale) % len(TARGETS)]
         native_matches_numpy(model, op, target, inputs=[[ALL_INT16]])
+
+
+RESIZE_OPTIONS = [(False, False), (True, False), (False, True)]  # (align_corners, half_pixel)
+
+
+def _resize_case(rng: np.random.Generator, op: str, dtype: str, k: int) -> None:
+    from unary_cases import single_op_model
+
+    n, h, w, c = (int(rng.integers(1, 3)), int(rng.integers(1, 7)), int(rng.integers(1, 7)),
+                  int(rng.integers(1, 6)))
+    oh, ow = int(rng.integers(1, 13)), int(rng.integers(1, 13))
+    align, half = RESIZE_OPTIONS[k % len(RESIZE_OPTIONS)]
+    q = None if dtype == "float32" else (0.05, 3)
+    model = single_op_model(op, (n, h, w, c), dtype, q, (n, oh, ow, c), dtype, q,
+                            extra_inputs=[np.array([oh, ow], np.int32)],
+                            align_corners=align, half_pixel_centers=half)
+    base = random_input(rng, (n, h, w, c), dtype)
+    feeds = [[base]]
+    if dtype == "float32":
+        scaled = (base * np.float32(1e30)).astype(np.float32)  # overflow to inf, inf * 0 = NaN
+        special = np.where(rng.uniform(size=base.shape) < 0.2, np.float32(np.nan), base)
+        tiny = (base * np.float32(1e-38)).astype(np.float32)  # subnormal products
+        negzero = np.where(base < 0, np.float32(-0.0), base).astype(np.float32)
+        feeds += [[scaled], [special.astype(np.float32)], [tiny], [negzero]]
+    target = TARGETS[k % len(TARGETS)]
+    native_matches_numpy(model, op, target, inputs=feeds)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_native_resize_bilinear_matches_numpy(dtype: str) -> None:
+    rng = np.random.default_rng(170 if dtype == "int8" else 171)
+    for k in range(9):
+        _resize_case(rng, "RESIZE_BILINEAR", dtype, k)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
+def test_native_resize_nearest_matches_numpy(dtype: str) -> None:
+    rng = np.random.default_rng(172 + ["int8", "int16", "float32"].index(dtype))
+    for k in range(6):
+        _resize_case(rng, "RESIZE_NEAREST_NEIGHBOR", dtype, k)
