@@ -145,3 +145,30 @@ def test_native_resize_nearest_matches_numpy(dtype: str) -> None:
     rng = np.random.default_rng(172 + ["int8", "int16", "float32"].index(dtype))
     for k in range(6):
         _resize_case(rng, "RESIZE_NEAREST_NEIGHBOR", dtype, k)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
+def test_concatenation_inner_axis_is_quiet_and_exact(dtype: str) -> None:
+    """CONCATENATION along an inner axis (many small slabs, as a two-scale image head makes)
+    runs a quiet step whose output is numpy's own concatenate of the inputs."""
+    import tinyarena
+    from native_compare import compiled_ops
+
+    rng = np.random.default_rng(180)
+    b = ModelBuilder()
+    q = {} if dtype == "float32" else {"scale": 0.1, "zero_point": 0}
+    shapes = [(1, 9, 8, 3), (1, 9, 8, 1), (1, 9, 8, 0), (1, 9, 8, 5)]
+    xs = [b.add_input(f"x{i}", s, dtype, **q) for i, s in enumerate(shapes)]
+    y = b.add_tensor("y", (1, 9, 8, 9), dtype, **q)
+    b.add_operator("CONCATENATION", xs, [y], axis=-1)
+    b.mark_output(y)
+    model = b.build()
+    for native in (True, False):
+        ip = tinyarena.Interpreter(model, native=native)
+        ip.allocate_tensors()
+        assert compiled_ops(ip)["CONCATENATION"]
+        feeds = [random_input(rng, s, dtype) for s in shapes]
+        for i, x in enumerate(feeds):
+            ip.input(i)[...] = x
+        ip.invoke()
+        assert np.array_equal(ip.output(0), np.concatenate(feeds, axis=-1))
