@@ -1,7 +1,10 @@
-"""Compiled int16 element-wise kernels (``kernels.native.binary``'s int16 ADD/SUB/MUL) bit for
-bit against the numpy kernels, on seeded random one-op models: broadcast shapes, fused
-activations, extreme quantization parameters (scale ratios far from one, zero points at the
-ends of int16 for ADD/SUB), on the three targets."""
+"""Compiled int16 element-wise kernels and resizes bit for bit against the numpy kernels, on
+seeded random one-op models: int16 ADD/SUB/MUL (``native.binary``) with broadcast shapes, fused
+activations and extreme quantization parameters; int16 LOGISTIC/TANH (``native.sigmoid_tanh``)
+on every int16 input; RESIZE_BILINEAR (int8, float32 with NaN/inf/-0/subnormals) and
+RESIZE_NEAREST_NEIGHBOR (int8/int16/float32) under each align_corners / half_pixel_centers
+option (``native.resize``); on the three targets. Plus CONCATENATION's inner-axis copy against
+np.concatenate, and a few of these models against the live wheel."""
 
 from __future__ import annotations
 
@@ -172,3 +175,45 @@ def test_concatenation_inner_axis_is_quiet_and_exact(dtype: str) -> None:
             ip.input(i)[...] = x
         ip.invoke()
         assert np.array_equal(ip.output(0), np.concatenate(feeds, axis=-1))
+
+
+def _wheel_cases() -> list[tuple[bytes, list[np.ndarray]]]:
+    from unary_cases import single_op_model
+
+    rng = np.random.default_rng(190)
+    cases = []
+    add = binary_model("ADD", (2, 3, 5), (3, 1), (2, 3, 5), "int16", (1 / 1024, 0),
+                       (1e-4, 0), (1 / 512, 0), fused_activation_function="RELU")
+    cases.append((add, [small(rng, (2, 3, 5)), random_input(rng, (3, 1), "int16")]))
+    mul = binary_model("MUL", (4, 6), (6,), (4, 6), "int16", (1 / 256, 0), (1 / 128, 0),
+                       (1 / 64, 0), fused_activation_function="NONE")
+    cases.append((mul, [random_input(rng, (4, 6), "int16"), random_input(rng, (6,), "int16")]))
+    for op, scale in (("LOGISTIC", 1 / 3000), ("TANH", 2.0 ** -11)):
+        model = single_op_model(op, ALL_INT16.shape, "int16", (scale, 0), ALL_INT16.shape,
+                                "int16", (2.0 ** -15, 0))
+        cases.append((model, [ALL_INT16]))
+    for op, dtype, (align, half) in (("RESIZE_BILINEAR", "float32", (False, True)),
+                                     ("RESIZE_BILINEAR", "int8", (True, False)),
+                                     ("RESIZE_NEAREST_NEIGHBOR", "int16", (False, True))):
+        q = None if dtype == "float32" else (0.05, 3)
+        model = single_op_model(op, (1, 3, 4, 2), dtype, q, (1, 7, 5, 2), dtype, q,
+                                extra_inputs=[np.array([7, 5], np.int32)],
+                                align_corners=align, half_pixel_centers=half)
+        cases.append((model, [random_input(rng, (1, 3, 4, 2), dtype)]))
+    return cases
+
+
+@pytest.mark.oracle
+def test_native_int16_and_resize_match_tflm() -> None:
+    import tinyarena
+    from tflm_oracle import tflm_run
+
+    for model, feed in _wheel_cases():
+        want = tflm_run(model, feed)
+        ip = tinyarena.Interpreter(model, native=True)
+        ip.allocate_tensors()
+        for i, x in enumerate(feed):
+            ip.input(i)[...] = x
+        ip.invoke()
+        got = np.asarray(ip.output(0))
+        assert np.array_equal(got.view(np.uint8), want[0].view(np.uint8))
