@@ -217,3 +217,23 @@ def test_native_int16_and_resize_match_tflm() -> None:
         ip.invoke()
         got = np.asarray(ip.output(0))
         assert np.array_equal(got.view(np.uint8), want[0].view(np.uint8))
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+def test_native_int32_binary_matches_numpy(op: str) -> None:
+    """int32 (unquantized) ADD/SUB/MUL: wrapping arithmetic at the ends of int32, broadcast,
+    and the activation clamp SUB and MUL apply (ADD ignores it, as EvalAdd does)."""
+    rng = np.random.default_rng(200 + ["ADD", "SUB", "MUL"].index(op))
+    for k, act in enumerate(("NONE", "RELU", "RELU6")):
+        shape1, shape2, out = broadcast_pair(rng)
+        b = ModelBuilder()
+        x1 = b.add_input("x1", shape1, "int32")
+        x2 = b.add_input("x2", shape2, "int32")
+        y = b.add_tensor("y", out, "int32")
+        b.add_operator(op, [x1, x2], [y], fused_activation_function=act)
+        b.mark_output(y)
+        model = b.build()
+        feeds = [[random_input(rng, shape1, "int32"), random_input(rng, shape2, "int32")],
+                 [rng.integers(-9, 9, shape1).astype(np.int32),
+                  rng.integers(-9, 9, shape2).astype(np.int32)]]
+        native_matches_numpy(model, op, TARGETS[k], inputs=feeds)

@@ -81,6 +81,8 @@ Q_OUT_OFFSET, Q_OUT_MULT, Q_OUT_LEFT, Q_OUT_RIGHT = 8, 9, 10, 11
 Q_ACT_MIN, Q_ACT_MAX = 12, 13
 Q_SLOTS = 14
 MODE_ADD, MODE_SUB, MODE_MUL = 0, 1, 2
+# int32 (no quantization): the op in wrapping int32 arithmetic, then the activation clamp
+MODE_ADD32, MODE_SUB32, MODE_MUL32 = 3, 4, 5
 
 
 def _inline(fn: Callable[..., Any]) -> Any:
@@ -126,6 +128,20 @@ def quantized16_pairs(a: Any, b: Any, out: Any, d: Any, q: Any) -> None:  # prag
                 for i3 in range(n3):
                     x = np.int64(a[ia + i3 * a3]) + off1
                     y = np.int64(b[ib + i3 * b3]) + off2
+                    if mode >= MODE_ADD32:
+                        if mode == MODE_ADD32:
+                            acc = _wrap32(x + y)
+                        elif mode == MODE_SUB32:
+                            acc = _wrap32(x - y)
+                        else:
+                            acc = _wrap32(x * y)
+                        if acc < lo:
+                            acc = lo
+                        if acc > hi:
+                            acc = hi
+                        out[o] = acc
+                        o += 1
+                        continue
                     if mode == MODE_MUL:
                         acc = x * y
                     else:
@@ -193,4 +209,24 @@ def bind_quantized16(mode: int, params: Any, x1: np.ndarray, x2: np.ndarray, out
         return None
     return native.native_step(quantized16_pairs, x1.reshape(-1), x2.reshape(-1),
                               out.reshape(-1), dims, np.array(q, dtype=np.int64))
-__all__ = ["bind_quantized16", "bind_table_binary", "lookup_pairs", "quantized16_pairs"]
+def bind_int32(mode: int, act_min: int, act_max: int, x1: np.ndarray, x2: np.ndarray,
+               out: np.ndarray, shape1: Sequence[int], shape2: Sequence[int],
+               shape_out: Sequence[int]) -> Callable[[], None] | None:
+    """int32 ADD/SUB/MUL (``MODE_ADD32``...): the numpy path's wrapping int32 ufunc and its
+    clamp to [act_min, act_max] (the whole int32 range when the op has none), or None."""
+    dims = _dims(shape1, shape2, shape_out)
+    if dims is None or not all(a.dtype == np.int32 and a.flags.c_contiguous
+                               for a in (x1, x2, out)):
+        return None
+    if x1.size != int(np.prod(shape1, dtype=np.int64)) or \
+            x2.size != int(np.prod(shape2, dtype=np.int64)) or \
+            out.size != int(np.prod(shape_out, dtype=np.int64)):
+        return None
+    q = [0] * Q_SLOTS
+    q[Q_MODE] = mode
+    q[Q_ACT_MIN], q[Q_ACT_MAX] = int(act_min), int(act_max)
+    return native.native_step(quantized16_pairs, x1.reshape(-1), x2.reshape(-1),
+                              out.reshape(-1), dims, np.array(q, dtype=np.int64))
+
+
+__all__ = ["bind_int32", "bind_quantized16", "bind_table_binary", "lookup_pairs", "quantized16_pairs"]
