@@ -4,7 +4,8 @@ activations and extreme quantization parameters; int16 LOGISTIC/TANH (``native.s
 on every int16 input; RESIZE_BILINEAR (int8, float32 with NaN/inf/-0/subnormals) and
 RESIZE_NEAREST_NEIGHBOR (int8/int16/float32) under each align_corners / half_pixel_centers
 option (``native.resize``); on the three targets. Plus CONCATENATION's inner-axis copy against
-np.concatenate, and a few of these models against the live wheel."""
+np.concatenate, float32 -> int8/int16 QUANTIZE (``native.quantize.affine_quantize``), and a
+few of these models against the live wheel."""
 
 from __future__ import annotations
 
@@ -200,6 +201,11 @@ def _wheel_cases() -> list[tuple[bytes, list[np.ndarray]]]:
                                 extra_inputs=[np.array([7, 5], np.int32)],
                                 align_corners=align, half_pixel_centers=half)
         cases.append((model, [random_input(rng, (1, 3, 4, 2), dtype)]))
+    for dtype, q in (("int8", (0.05, -3)), ("int16", (1e-3, 0))):
+        model = single_op_model("QUANTIZE", (50,), "float32", None, (50,), dtype, q)
+        x = np.concatenate([np.arange(-12, 13, dtype=np.float32) * np.float32(q[0] / 2),
+                            random_input(rng, (25,), "float32", 40.0)]).astype(np.float32)
+        cases.append((model, [x]))
     return cases
 
 
@@ -237,3 +243,26 @@ def test_native_int32_binary_matches_numpy(op: str) -> None:
                  [rng.integers(-9, 9, shape1).astype(np.int32),
                   rng.integers(-9, 9, shape2).astype(np.int32)]]
         native_matches_numpy(model, op, TARGETS[k], inputs=feeds)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_native_quantize_float_matches_numpy(dtype: str) -> None:
+    """float32 -> int8/int16 QUANTIZE: ties at .5 (both signs), -0.0, subnormals, NaN,
+    infinities and values past int32 after scaling (C's conversion gives INT32_MIN), at tiny,
+    ordinary and huge scales and extreme zero points; small tensors (the numpy whole-tensor
+    plan) and large ones (its block path)."""
+    from unary_cases import single_op_model
+
+    rng = np.random.default_rng(210 if dtype == "int8" else 211)
+    lo, hi = (-128, 127) if dtype == "int8" else (-32768, 32767)
+    specials = np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5, -0.0, 1e-45, -1e-45, np.nan, -np.nan,
+                         np.inf, -np.inf, 3e9, -3e9, 2147483520.0, -2147483648.0, 1e38],
+                        np.float32)
+    for k, (scale, zp) in enumerate([(1.0, 0), (0.05, lo), (1e-6, hi), (300.0, 7)]):
+        n = int(rng.choice([40, 70000])) if k else 40
+        model = single_op_model("QUANTIZE", (n,), "float32", None, (n,), dtype, (scale, zp))
+        x = (rng.standard_normal(n) * scale * (hi - lo) / 4).astype(np.float32)
+        with np.errstate(over="ignore"):  # 1e38 * 300 is inf
+            x[:specials.size] = specials * np.float32(scale)
+        ties = ((np.arange(n) - n // 2).astype(np.float32) + np.float32(0.5)) * np.float32(scale)
+        native_matches_numpy(model, "QUANTIZE", TARGETS[k % 3], inputs=[[x], [ties]])
