@@ -266,3 +266,60 @@ def test_native_quantize_float_matches_numpy(dtype: str) -> None:
             x[:specials.size] = specials * np.float32(scale)
         ties = ((np.arange(n) - n // 2).astype(np.float32) + np.float32(0.5)) * np.float32(scale)
         native_matches_numpy(model, "QUANTIZE", TARGETS[k % 3], inputs=[[x], [ties]])
+
+
+def _two_input_model(op: str, shape1: tuple[int, ...], shape2: tuple[int, ...],
+                     out: tuple[int, ...], dtype: str, q: Q | None, **options: object) -> bytes:
+    b = ModelBuilder()
+    kw = {} if q is None else {"scale": q[0], "zero_point": q[1]}
+    x1 = b.add_input("x1", shape1, dtype, **kw)
+    x2 = b.add_input("x2", shape2, dtype, **kw)
+    y = b.add_tensor("y", out, dtype, **kw)
+    b.add_operator(op, [x1, x2], [y], **options)
+    b.mark_output(y)
+    return b.build()
+
+
+def test_native_div_integer_matches_numpy() -> None:
+    """int32 DIV (C's truncation for every sign pair, the activation clamp, INT32 extremes)
+    and int8 DIV (the prepared pair table), broadcast, on the three targets; a zero divisor
+    raises the same KernelError both ways."""
+    import tinyarena
+    from tinyarena.errors import KernelError
+
+    rng = np.random.default_rng(220)
+    for k, act in enumerate(("NONE", "RELU", "RELU6")):
+        shape1, shape2, out = broadcast_pair(rng)
+        model = _two_input_model("DIV", shape1, shape2, out, "int32", None,
+                                 fused_activation_function=act)
+        nonzero = rng.integers(1, 50, shape2) * rng.choice([-1, 1], shape2)
+        feeds = [[rng.integers(-200, 200, shape1).astype(np.int32), nonzero.astype(np.int32)],
+                 [random_input(rng, shape1, "int32"), nonzero.astype(np.int32)]]
+        native_matches_numpy(model, "DIV", TARGETS[k], inputs=feeds)
+        q8 = (float(rng.uniform(0.01, 0.5)), int(rng.integers(-20, 20)))
+        model8 = _two_input_model("DIV", shape1, shape2, out, "int8", q8,
+                                  fused_activation_function=act)
+        native_matches_numpy(model8, "DIV", TARGETS[k], inputs=[
+            [random_input(rng, shape1, "int8"), random_input(rng, shape2, "int8")]])
+    model = _two_input_model("DIV", (6,), (6,), (6,), "int32", None)
+    for native in (True, False):
+        ip = tinyarena.Interpreter(model, native=native)
+        ip.allocate_tensors()
+        ip.input(0)[...] = np.arange(6)
+        ip.input(1)[...] = np.array([1, 2, 3, 0, 5, 6])
+        with pytest.raises(KernelError, match="DIV by zero"):
+            ip.invoke()
+
+
+@pytest.mark.parametrize("op", ["MAXIMUM", "MINIMUM"])
+def test_native_maximum_minimum_integer_matches_numpy(op: str) -> None:
+    rng = np.random.default_rng(230 if op == "MAXIMUM" else 231)
+    for k, dtype in enumerate(("int8", "int16", "int32", "int64")):
+        shape1, shape2, out = broadcast_pair(rng)
+        q = (0.1, 0) if dtype in ("int8", "int16") else None
+        model = _two_input_model(op, shape1, shape2, out, dtype, q)
+        if dtype == "int64":
+            feeds = [[rng.integers(-2**62, 2**62, shape1), rng.integers(-2**62, 2**62, shape2)]]
+        else:
+            feeds = [[random_input(rng, shape1, dtype), random_input(rng, shape2, dtype)]]
+        native_matches_numpy(model, op, TARGETS[k % 3], inputs=feeds)

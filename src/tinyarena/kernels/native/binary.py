@@ -229,4 +229,105 @@ def bind_int32(mode: int, act_min: int, act_max: int, x1: np.ndarray, x2: np.nda
                               out.reshape(-1), dims, np.array(q, dtype=np.int64))
 
 
-__all__ = ["bind_int32", "bind_quantized16", "bind_table_binary", "lookup_pairs", "quantized16_pairs"]
+@native.jit
+def divide_int32(a: Any, b: Any, out: Any, d: Any, q: Any) -> int:  # pragma: no cover
+    """C's truncating int32 division, then the clamp to [q[0], q[1]]; returns 1 (leaving the
+    output partly written) at the first zero divisor or INT32_MIN / -1, where TFLM traps."""
+    n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
+    a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
+    b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
+    lo, hi = q[0], q[1]
+    o = 0
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                ia = i0 * a0 + i1 * a1 + i2 * a2
+                ib = i0 * b0 + i1 * b1 + i2 * b2
+                for i3 in range(n3):
+                    x = np.int64(a[ia + i3 * a3])
+                    y = np.int64(b[ib + i3 * b3])
+                    if y == 0 or (x == -2147483648 and y == -1):
+                        return 1
+                    r = (-x if x < 0 else x) // (-y if y < 0 else y)
+                    if (x < 0) != (y < 0):
+                        r = -r
+                    if r < lo:
+                        r = lo
+                    if r > hi:
+                        r = hi
+                    out[o] = r
+                    o += 1
+    return 0
+
+
+@native.jit
+def pick_pairs(a: Any, b: Any, out: Any, d: Any, maximum: int) -> None:  # pragma: no cover
+    """Integer MAXIMUM (``a > b ? a : b``) or MINIMUM (``a < b ? a : b``)."""
+    n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
+    a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
+    b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
+    o = 0
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                ia = i0 * a0 + i1 * a1 + i2 * a2
+                ib = i0 * b0 + i1 * b1 + i2 * b2
+                for i3 in range(n3):
+                    x = a[ia + i3 * a3]
+                    y = b[ib + i3 * b3]
+                    if maximum:
+                        out[o] = x if x > y else y
+                    else:
+                        out[o] = x if x < y else y
+                    o += 1
+
+
+def _checked(x1: np.ndarray, x2: np.ndarray, out: np.ndarray, dtypes: tuple[Any, ...],
+             shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
+             ) -> np.ndarray | None:
+    """The packed dims when the three arrays have one of ``dtypes``, are contiguous and hold
+    the shapes' element counts; else None."""
+    dims = _dims(shape1, shape2, shape_out)
+    if dims is None or x1.dtype != out.dtype or x2.dtype != out.dtype or \
+            out.dtype not in dtypes or not all(a.flags.c_contiguous for a in (x1, x2, out)):
+        return None
+    if x1.size != int(np.prod(shape1, dtype=np.int64)) or \
+            x2.size != int(np.prod(shape2, dtype=np.int64)) or \
+            out.size != int(np.prod(shape_out, dtype=np.int64)):
+        return None
+    return dims
+
+
+def bind_divide_int32(x1: np.ndarray, x2: np.ndarray, out: np.ndarray, act_min: int,
+                      act_max: int, shape1: Sequence[int], shape2: Sequence[int],
+                      shape_out: Sequence[int], error: str) -> Callable[[], None] | None:
+    """int32 DIV compiled; the step raises ``KernelError(error)`` where TFLM would trap."""
+    dims = _checked(x1, x2, out, (np.dtype(np.int32),), shape1, shape2, shape_out)
+    if dims is None or np.shares_memory(out, x1) or np.shares_memory(out, x2):
+        return None
+    from tinyarena.errors import KernelError
+
+    args = (x1.reshape(-1), x2.reshape(-1), out.reshape(-1), dims,
+            np.array([act_min, act_max], dtype=np.int64))
+    fn = divide_int32
+
+    def step() -> None:
+        if fn(*args):
+            raise KernelError(error)
+    return native.quiet(step)
+
+
+def bind_pick(maximum: bool, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
+              shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
+              ) -> Callable[[], None] | None:
+    """Integer MAXIMUM/MINIMUM compiled, or None (float types keep their numpy path)."""
+    dims = _checked(x1, x2, out, tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32,
+                                                            np.int64, np.uint8)),
+                    shape1, shape2, shape_out)
+    if dims is None or np.shares_memory(out, x1) or np.shares_memory(out, x2):
+        return None
+    return native.native_step(pick_pairs, x1.reshape(-1), x2.reshape(-1), out.reshape(-1),
+                              dims, int(maximum))
+
+
+__all__ = ["bind_divide_int32", "bind_pick", "divide_int32", "pick_pairs", "bind_int32", "bind_quantized16", "bind_table_binary", "lookup_pairs", "quantized16_pairs"]
