@@ -323,3 +323,31 @@ def test_native_maximum_minimum_integer_matches_numpy(op: str) -> None:
         else:
             feeds = [[random_input(rng, shape1, dtype), random_input(rng, shape2, dtype)]]
         native_matches_numpy(model, op, TARGETS[k % 3], inputs=feeds)
+
+
+CAST_TYPES = ("int8", "int16", "int32", "uint32", "float32", "bool")
+
+
+def test_native_cast_matches_numpy() -> None:
+    """Every CAST type pair eval supports: narrowing wraps, int32 -> float32 rounds, float32 ->
+    integer truncates and saturates with NaN -> 0, and non-zero (NaN too) -> true."""
+    from unary_cases import single_op_model
+
+    rng = np.random.default_rng(240)
+    n = 64
+    floats = np.concatenate([
+        np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.5, -0.5, -1.5, 1e-45, 2.5e9,
+                  -2.5e9, 4.3e9, 3e38, 127.9, -128.9, 32767.5], np.float32),
+        (rng.standard_normal(n - 16) * 3e4).astype(np.float32)])
+    for k, src in enumerate(CAST_TYPES):
+        for dst in CAST_TYPES:
+            model = single_op_model("CAST", (n,), src, None, (n,), dst, None)
+            if src == "float32":
+                x = floats
+            elif src == "bool":
+                x = rng.integers(0, 2, n).astype(np.bool_)
+            elif src == "uint32":
+                x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+            else:
+                x = random_input(rng, (n,), src)
+            native_matches_numpy(model, "CAST", TARGETS[k % 3], inputs=[[x]])
