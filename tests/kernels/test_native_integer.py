@@ -1,11 +1,15 @@
-"""Compiled int16 element-wise kernels and resizes bit for bit against the numpy kernels, on
-seeded random one-op models: int16 ADD/SUB/MUL (``native.binary``) with broadcast shapes, fused
-activations and extreme quantization parameters; int16 LOGISTIC/TANH (``native.sigmoid_tanh``)
-on every int16 input; RESIZE_BILINEAR (int8, float32 with NaN/inf/-0/subnormals) and
-RESIZE_NEAREST_NEIGHBOR (int8/int16/float32) under each align_corners / half_pixel_centers
-option (``native.resize``); on the three targets. Plus CONCATENATION's inner-axis copy against
-np.concatenate, float32 -> int8/int16 QUANTIZE (``native.quantize.affine_quantize``), and a
-few of these models against the live wheel."""
+"""Compiled integer kernels (and resizes) bit for bit against the numpy kernels, on seeded
+random one-op models, on the three targets:
+
+* int16 ADD/SUB/MUL and int32 ADD/SUB/MUL (``native.binary``): broadcast shapes, fused
+  activations, extreme quantization parameters, wrapping at the ends of int32;
+* int16 LOGISTIC/TANH (``native.sigmoid_tanh``) on every int16 input;
+* RESIZE_BILINEAR (int8, float32 with NaN/inf/-0/subnormals) and RESIZE_NEAREST_NEIGHBOR
+  (int8/int16/float32) under each align_corners / half_pixel_centers option (``native.resize``);
+* float32 -> int8/int16 QUANTIZE, integer DIV (incl. the trap on a zero divisor), integer
+  MAXIMUM/MINIMUM, CAST between every supported type pair;
+* CONCATENATION's inner-axis copy against np.concatenate, and a few models against the wheel.
+"""
 
 from __future__ import annotations
 
