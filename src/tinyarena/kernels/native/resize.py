@@ -5,8 +5,8 @@ and ComputeInterpolationValuesInteger in 1/1024 units) depends only on the sizes
 so bind computes it once with the numpy kernels' own functions and these loops only walk the
 pixels:
 
-* nearest neighbour copies whole pixels (depth x itemsize bytes, any type) from the row and
-  column bind picked (clipped into the input, as the numpy path's ``take(mode="clip")``);
+* nearest neighbour copies whole pixels (depth x itemsize bytes, any type, moved as the
+  widest unsigned words that divide a pixel) from the row and column bind picked (clipped into the input, as the numpy path's ``take(mode="clip")``);
 * bilinear int8 forms the four-term int64 sum of the numpy path and divides it by 2**20
   rounding half away from zero (C's truncating division of the offset sum);
 * bilinear float32 evaluates the numpy path's expression in the same order, one float32
@@ -120,15 +120,18 @@ def _geometry(src: np.ndarray, out: np.ndarray) -> np.ndarray | None:
 def bind_nearest(src: np.ndarray, out: np.ndarray, rows: np.ndarray, cols: np.ndarray
                  ) -> Callable[[], None] | None:
     """Whole-pixel copies from the ``rows``/``cols`` the numpy kernel picks (clipped into the
-    input like its ``take(mode="clip")``), over byte views: one loop for every type."""
+    input like its ``take(mode="clip")``), over unsigned-word views: one loop for every type."""
     d = _geometry(src, out)
     if d is None or rows.shape != (out.shape[1],) or cols.shape != (out.shape[2],):
         return None
     r = np.clip(np.asarray(rows, dtype=np.int64), 0, src.shape[1] - 1)
     c = np.clip(np.asarray(cols, dtype=np.int64), 0, src.shape[2] - 1)
-    d[D_DEPTH] *= src.dtype.itemsize
-    return native.native_step(nearest, src.reshape(-1).view(np.uint8),
-                              out.reshape(-1).view(np.uint8), r, c, d)
+    pixel = int(d[D_DEPTH]) * src.dtype.itemsize
+    unit = next(u for u in (8, 4, 2, 1) if pixel % u == 0)  # words, not bytes, per pixel
+    word = np.dtype(f"u{unit}")
+    d[D_DEPTH] = pixel // unit
+    return native.native_step(nearest, src.reshape(-1).view(np.uint8).view(word),
+                              out.reshape(-1).view(np.uint8).view(word), r, c, d)
 
 
 def _in_range(index: np.ndarray, size: int) -> bool:
