@@ -14,6 +14,7 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._bound import MAX_RUNS, copy_pieces
+from tinyarena.kernels import native
 from tinyarena.kernels.native import quiet
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels.base import (
@@ -115,8 +116,14 @@ def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
     inner = int(np.prod(out.shape[data.axis + 1:], dtype=np.int64)) * out.dtype.itemsize
     row = out.shape[data.axis] * inner
     if outer * len(parts) > 4 * MAX_RUNS:
-        return _strided_copies(out, parts, outer, row, [p.shape[data.axis] * inner
-                                                        for p in parts])
+        sizes = [p.shape[data.axis] * inner for p in parts]
+        if native.enabled(ctx):
+            from tinyarena.kernels.native.concat import bind_concat_rows
+
+            step = bind_concat_rows(out, parts, outer, sizes)
+            if step is not None:
+                return step
+        return _strided_copies(out, parts, outer, row, sizes)
     pieces = []
     for o in range(outer):
         at = o * row
