@@ -5,6 +5,10 @@ every (x1, x2) pair at allocation and looks results up as ``table[(uint8(x1) << 
 uint8(x2)]``, in blocks of a few numpy calls each. This loop does the same lookups over the
 collapsed broadcast (up to four axes, a stride of 0 on a broadcast axis): bit-exact by
 construction, whatever target arithmetic the table was built with.
+
+Indices in these loops are cast to uint64: numba then skips its negative-index wraparound
+test on every access, which otherwise keeps LLVM from vectorising (measured 4 ms against
+0.7 ms for a 1M-element int32 ADD).
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ def lookup_pairs(table: Any, a: Any, b: Any, out: Any, d: Any) -> None:  # pragm
                 ia = i0 * a0 + i1 * a1 + i2 * a2
                 ib = i0 * b0 + i1 * b1 + i2 * b2
                 for i3 in range(n3):
-                    out[o] = table[(np.int64(a[ia + i3 * a3]) << 8) | np.int64(b[ib + i3 * b3])]
+                    pair = (np.uint64(a[np.uint64(ia + i3 * a3)]) << np.uint64(8)) | \
+                        np.uint64(b[np.uint64(ib + i3 * b3)])
+                    out[np.uint64(o)] = table[pair]
                     o += 1
 
 
@@ -126,8 +132,8 @@ def quantized16_pairs(a: Any, b: Any, out: Any, d: Any, q: Any) -> None:  # prag
                 ia = i0 * a0 + i1 * a1 + i2 * a2
                 ib = i0 * b0 + i1 * b1 + i2 * b2
                 for i3 in range(n3):
-                    x = np.int64(a[ia + i3 * a3]) + off1
-                    y = np.int64(b[ib + i3 * b3]) + off2
+                    x = np.int64(a[np.uint64(ia + i3 * a3)]) + off1
+                    y = np.int64(b[np.uint64(ib + i3 * b3)]) + off2
                     if mode >= MODE_ADD32:
                         if mode == MODE_ADD32:
                             acc = _wrap32(x + y)
@@ -139,7 +145,7 @@ def quantized16_pairs(a: Any, b: Any, out: Any, d: Any, q: Any) -> None:  # prag
                             acc = lo
                         if acc > hi:
                             acc = hi
-                        out[o] = acc
+                        out[np.uint64(o)] = acc
                         o += 1
                         continue
                     if mode == MODE_MUL:
@@ -156,7 +162,7 @@ def quantized16_pairs(a: Any, b: Any, out: Any, d: Any, q: Any) -> None:  # prag
                         acc = lo
                     if acc > hi:
                         acc = hi
-                    out[o] = acc
+                    out[np.uint64(o)] = acc
                     o += 1
 
 
@@ -244,8 +250,8 @@ def divide_int32(a: Any, b: Any, out: Any, d: Any, q: Any) -> int:  # pragma: no
                 ia = i0 * a0 + i1 * a1 + i2 * a2
                 ib = i0 * b0 + i1 * b1 + i2 * b2
                 for i3 in range(n3):
-                    x = np.int64(a[ia + i3 * a3])
-                    y = np.int64(b[ib + i3 * b3])
+                    x = np.int64(a[np.uint64(ia + i3 * a3)])
+                    y = np.int64(b[np.uint64(ib + i3 * b3)])
                     if y == 0 or (x == -2147483648 and y == -1):
                         return 1
                     r = (-x if x < 0 else x) // (-y if y < 0 else y)
@@ -255,7 +261,7 @@ def divide_int32(a: Any, b: Any, out: Any, d: Any, q: Any) -> int:  # pragma: no
                         r = lo
                     if r > hi:
                         r = hi
-                    out[o] = r
+                    out[np.uint64(o)] = r
                     o += 1
     return 0
 
@@ -273,12 +279,12 @@ def pick_pairs(a: Any, b: Any, out: Any, d: Any, maximum: int) -> None:  # pragm
                 ia = i0 * a0 + i1 * a1 + i2 * a2
                 ib = i0 * b0 + i1 * b1 + i2 * b2
                 for i3 in range(n3):
-                    x = a[ia + i3 * a3]
-                    y = b[ib + i3 * b3]
+                    x = a[np.uint64(ia + i3 * a3)]
+                    y = b[np.uint64(ib + i3 * b3)]
                     if maximum:
-                        out[o] = x if x > y else y
+                        out[np.uint64(o)] = x if x > y else y
                     else:
-                        out[o] = x if x < y else y
+                        out[np.uint64(o)] = x if x < y else y
                     o += 1
 
 
