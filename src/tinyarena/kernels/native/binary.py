@@ -336,4 +336,5 @@ def bind_pick(maximum: bool, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
                               dims, int(maximum))
 
 
-__all__ = ["bind_divide_int32", "bind_pick", "divide_int32", "pick_pairs", "bind_int32", "bind_quantized16", "bind_table_binary", "lookup_pairs", "quantized16_pairs"]
+__all__ = ["bind_divide_int32", "bind_int32", "bind_pick", "bind_quantized16", "bind_table_binary",
+           "divide_int32", "lookup_pairs", "pick_pairs", "quantized16_pairs"]

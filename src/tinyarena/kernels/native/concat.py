@@ -25,7 +25,7 @@ def concat_rows(parts: Any, sizes: Any, out: Any, outer: int) -> None:  # pragma
             src = parts[j]
             s = r * size
             for k in range(size):
-                out[o + k] = src[s + k]
+                out[np.uint64(o + k)] = src[np.uint64(s + k)]
             o += size
 
 

@@ -6,13 +6,16 @@ so bind computes it once with the numpy kernels' own functions and these loops o
 pixels:
 
 * nearest neighbour copies whole pixels (depth x itemsize bytes, any type, moved as the
-  widest unsigned words that divide a pixel) from the row and column bind picked (clipped into the input, as the numpy path's ``take(mode="clip")``);
+  widest unsigned words that divide a pixel) from the row and column bind picked (clipped
+  into the input, as the numpy path's ``take(mode="clip")``);
 * bilinear int8 forms the four-term int64 sum of the numpy path and divides it by 2**20
   rounding half away from zero (C's truncating division of the offset sum);
 * bilinear float32 evaluates the numpy path's expression in the same order, one float32
   rounding per operation: ``top0 * (1 - dy) * (1 - dx) + bottom0 * dy * (1 - dx) + top1 *
   (1 - dy) * dx + bottom1 * dy * dx + 0`` (no fused multiply-add: numba compiles without
   fast-math, so LLVM neither contracts nor reassociates).
+
+Indices are cast to uint64, which spares numba's negative-index test on every access.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def nearest(src: Any, out: Any, rows: Any, cols: Any, d: Any) -> None:  # pragma
             for x in range(out_w):
                 s = (srow + cols[x]) * depth
                 for k in range(depth):
-                    out[o + k] = src[s + k]
+                    out[np.uint64(o + k)] = src[np.uint64(s + k)]
                 o += depth
 
 
@@ -66,12 +69,13 @@ def bilinear_int(src: Any, out: Any, ix: Any, d: Any) -> None:  # pragma: no cov
                 t1 = (top + x1) * depth
                 b1 = (bottom + x1) * depth
                 for c in range(depth):
-                    total = (np.int64(src[t0 + c]) * gy * gx + np.int64(src[b0 + c]) * fy * gx
-                             + np.int64(src[t1 + c]) * gy * fx
-                             + np.int64(src[b1 + c]) * fy * fx)
+                    total = (np.int64(src[np.uint64(t0 + c)]) * gy * gx
+                             + np.int64(src[np.uint64(b0 + c)]) * fy * gx
+                             + np.int64(src[np.uint64(t1 + c)]) * gy * fx
+                             + np.int64(src[np.uint64(b1 + c)]) * fy * fx)
                     total += half if total > 0 else -half
                     q = total >> 20 if total >= 0 else -((-total) >> 20)
-                    out[o + c] = q
+                    out[np.uint64(o + c)] = q
                 o += depth
 
 
@@ -100,8 +104,10 @@ def bilinear_float(src: Any, out: Any, ix: Any, w: Any, d: Any) -> None:  # prag
                 t1 = (top + x1) * depth
                 b1 = (bottom + x1) * depth
                 for c in range(depth):
-                    out[o + c] = (src[t0 + c] * ody * odx + src[b0 + c] * dy * odx
-                                  + src[t1 + c] * ody * dx + src[b1 + c] * dy * dx + zero)
+                    out[np.uint64(o + c)] = (src[np.uint64(t0 + c)] * ody * odx
+                                             + src[np.uint64(b0 + c)] * dy * odx
+                                             + src[np.uint64(t1 + c)] * ody * dx
+                                             + src[np.uint64(b1 + c)] * dy * dx + zero)
                 o += depth
 
 
