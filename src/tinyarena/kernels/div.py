@@ -52,7 +52,15 @@ from tinyarena.kernels._quant import (
     wrap_int32,
 )
 from tinyarena.kernels._tflm_version import WHEEL, ScaleArithmetic, scale_arithmetic
-from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
+from tinyarena.kernels import native
+from tinyarena.kernels._elementwise import broadcast_plan
+from tinyarena.kernels.base import (
+    EvalContext,
+    InitContext,
+    PrepareContext,
+    Registration,
+    Step,
+)
 from tinyarena.model.options import DivOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -181,14 +189,39 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
                           f"{data.type.name.lower()}")
 
 
+_TRAP = ("int32 DIV by zero (or INT32_MIN / -1): TFLM traps on it; keep the divisor "
+         "non-zero")
+
+
 def int32_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """C's int32 division (truncating); KernelError where TFLM would trap (SIGFPE)."""
     a64, b64 = a.astype(np.int64), b.astype(np.int64)
     if np.any(b64 == 0) or np.any((a64 == INT32_MIN) & (b64 == -1)):
-        raise KernelError("int32 DIV by zero (or INT32_MIN / -1): TFLM traps on it; "
-                          "keep the divisor non-zero")
+        raise KernelError(_TRAP)
     return np.abs(a64) // np.abs(b64) * np.sign(a64) * np.sign(b64)
 
 
-REGISTRATION = Registration("DIV", init=init, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """With compiled kernels on, the integer types (``native.binary``): int8 looks its pairs
+    up in the prepared table, int32 divides (raising where TFLM traps); float32 runs eval."""
+    if data.type not in (TensorType.INT8, TensorType.INT32) or not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.binary import bind_divide_int32, bind_table_binary
+
+    plan = broadcast_plan(data.shapes.shape1, data.shapes.shape2)
+    x1 = ctx.tensor_data(op.inputs[0])
+    x2 = ctx.tensor_data(op.inputs[1])
+    out = ctx.tensor_data(op.outputs[0])
+    if data.type == TensorType.INT8:
+        table = ctx.workspace(data.table)
+        if not table.flags.c_contiguous:
+            return None
+        return bind_table_binary(table.reshape(-1), x1, x2, out, plan.shape1, plan.shape2,
+                                 plan.shape_out)
+    lo, hi = calculate_activation_range_int(data.activation, np.int32)
+    return bind_divide_int32(x1, x2, out, int(lo), int(hi), plan.shape1, plan.shape2,
+                             plan.shape_out, _TRAP)
+
+
+REGISTRATION = Registration("DIV", init=init, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteDivParams")

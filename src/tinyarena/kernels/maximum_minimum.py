@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels._elementwise import broadcast_output_shape
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
+from tinyarena.kernels import native
+from tinyarena.kernels._elementwise import broadcast_output_shape, broadcast_plan
+from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, Step
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
 INPUT1 = 0
@@ -79,7 +80,22 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     np.copyto(out, result)
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """Integer types with compiled kernels on: ``native.binary.pick_pairs`` (no NaN to
+    order, so the comparison alone is the op); float32 and the rest run eval."""
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if out.dtype.kind not in "iu" or not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.binary import bind_pick
+
+    plan = broadcast_plan(data.shape1, data.shape2)
+    return bind_pick(data.op == "MAXIMUM", ctx.tensor_data(op.inputs[INPUT1]),
+                     ctx.tensor_data(op.inputs[INPUT2]), out, plan.shape1, plan.shape2,
+                     plan.shape_out)
+
+
 REGISTRATIONS = {
-    name: Registration(name, init=None, prepare=prepare, eval=eval_, builtin_data=None)
+    name: Registration(name, init=None, prepare=prepare, eval=eval_, bind=bind,
+                       builtin_data=None)
     for name in ("MAXIMUM", "MINIMUM")
 }
