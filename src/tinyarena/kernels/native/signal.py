@@ -1,0 +1,440 @@
+"""Compiled loops of TFLM's signal library (``kernels/signal``): kissfft's real FFT and the
+audio front end's per-channel ops.
+
+Why: the numpy paths of these ops run a handful of vectorised passes per call (kissfft's
+stages, the digit-by-digit square root, the log table) and cost 0.1-2 ms per invoke of the
+audio front end, where the wheel's C takes 12 us for the whole chain; they run once per 10 ms
+audio frame in a wake-word pipeline.
+
+Each loop is the scalar C arithmetic the numpy path reproduces (``signal/_kiss_fft.py``,
+``_common.sqrt64``, ``pcan.wide_dynamic_function``, ``filter_bank_log.log32``...), written
+once per element. kissfft's macros (``_kiss_fft_guts.h``) are numba overloads that pick the
+fixed-point form (int64 working values truncated to the sample width, ``sround``, C_FIXDIV)
+or the float form (float32, C's operand order) from the working array's type, so the
+butterflies below are written once for the three builds. None of these ops reads
+``ctx.target``: their numpy paths are the same on every target, and so are these loops.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from tinyarena.kernels import native
+
+Step = Callable[[], None]
+
+import numba as _numba  # noqa: E402  (this module is imported only when enabled)
+from numba import types as _types  # noqa: E402
+from numba.extending import overload as _overload  # noqa: E402
+
+U32 = np.uint64(0xFFFFFFFF)
+
+
+def _helper(fn: Callable[..., Any]) -> Any:
+    """A helper of the kernels below, compiled with their settings and left for LLVM to
+    inline. Not numba's ``inline="always"``: inlining kissfft's macros at numba's IR level
+    made a cold compile of the fixed-point FFT take 20 s (3 s now) for 20% less run time."""
+    return _numba.njit(nogil=True, error_model="numpy", boundscheck=False)(fn)
+
+
+# ----------------------------------------------------------------------------------------------
+# kissfft's macros: fixed point on int64 working values (``bits`` = 16 or 32), or float32
+# ----------------------------------------------------------------------------------------------
+
+
+def _st(x: Any, bits: int) -> Any:  # pragma: no cover - typed by the overload below
+    """Store into a kiss_fft_scalar."""
+
+
+def _sround(x: Any, bits: int) -> Any:  # pragma: no cover
+    """sround(SAMPPROD x): add half, shift right by the fraction bits, store."""
+
+
+def _smul(a: Any, b: Any, bits: int) -> Any:  # pragma: no cover
+    """S_MUL."""
+
+
+def _cmul_r(ar: Any, ai: Any, br: Any, bi: Any, bits: int) -> Any:  # pragma: no cover
+    """C_MUL's real part."""
+
+
+def _cmul_i(ar: Any, ai: Any, br: Any, bi: Any, bits: int) -> Any:  # pragma: no cover
+    """C_MUL's imaginary part."""
+
+
+def _fixdiv(x: Any, div: int, bits: int) -> Any:  # pragma: no cover
+    """C_FIXDIV on one component (a no-op in the float build)."""
+
+
+def _half(x: Any) -> Any:  # pragma: no cover
+    """HALF_OF: C int arithmetic shifted right once, or times 0.5f."""
+
+
+@_helper
+def _wrap32(x: Any) -> Any:
+    return ((x + np.int64(0x80000000)) & np.int64(0xFFFFFFFF)) - np.int64(0x80000000)
+
+
+@_helper
+def _fixed_st(x: Any, bits: int) -> Any:
+    """Two's-complement truncation to ``bits``: shifted up and arithmetically back down
+    (branch-free: a conditional inside numba's inlined overloads trips its SSA checks)."""
+    return (x << (64 - bits)) >> (64 - bits)
+
+
+@_helper
+def _fixed_prod(x: Any, bits: int) -> Any:
+    """SAMPPROD: int32 for 16-bit samples, int64 (which wraps by itself) for 32-bit ones."""
+    return (x << (64 - 2 * bits)) >> (64 - 2 * bits)
+
+
+@_helper
+def _fixed_sround(x: Any, bits: int) -> Any:
+    frac = bits - 1
+    return _fixed_st(_fixed_prod(x + (np.int64(1) << (frac - 1)), bits) >> frac, bits)
+
+
+def _is_float(x: Any) -> bool:
+    return isinstance(x, _types.Float)
+
+
+# The overloads' parameters carry no annotations: numba requires the typing function and the
+# implementation it returns to have identical signatures.
+
+
+@_overload(_st)
+def _st_impl(x, bits):
+    if _is_float(x):
+        return lambda x, bits: x
+    return lambda x, bits: _fixed_st(x, bits)
+
+
+@_overload(_sround)
+def _sround_impl(x, bits):
+    if _is_float(x):
+        return lambda x, bits: x
+    return lambda x, bits: _fixed_sround(x, bits)
+
+
+@_overload(_smul)
+def _smul_impl(a, b, bits):
+    if _is_float(a):
+        return lambda a, b, bits: a * b
+    return lambda a, b, bits: _fixed_sround(_fixed_prod(a * b, bits), bits)
+
+
+@_overload(_cmul_r)
+def _cmul_r_impl(ar, ai, br, bi, bits):
+    if _is_float(ar):
+        return lambda ar, ai, br, bi, bits: ar * br - ai * bi
+    return lambda ar, ai, br, bi, bits: _fixed_sround(_fixed_prod(ar * br - ai * bi, bits),
+                                                      bits)
+
+
+@_overload(_cmul_i)
+def _cmul_i_impl(ar, ai, br, bi, bits):
+    if _is_float(ar):
+        return lambda ar, ai, br, bi, bits: ar * bi + ai * br
+    return lambda ar, ai, br, bi, bits: _fixed_sround(_fixed_prod(ar * bi + ai * br, bits),
+                                                      bits)
+
+
+@_overload(_fixdiv)
+def _fixdiv_impl(x, div, bits):
+    if _is_float(x):
+        return lambda x, div, bits: x
+    return lambda x, div, bits: _fixed_sround(
+        _fixed_prod(x * (((np.int64(1) << (bits - 1)) - 1) // div), bits), bits)
+
+
+@_overload(_half)
+def _half_impl(x):
+    if _is_float(x):
+        return lambda x: x * np.float32(0.5)
+    return lambda x: _wrap32(x) >> 1
+
+
+# ----------------------------------------------------------------------------------------------
+# kiss_fft: digit-reversal gather, then the stages innermost first, in place
+# ----------------------------------------------------------------------------------------------
+
+# plan header (int64 ``p``): then the gather (n entries), then (radix, m, fstride) per stage
+P_N, P_BITS, P_STAGES, P_ROWS, P_IN_LEN, P_OUT_STEP, P_HEADER = 0, 1, 2, 3, 4, 5, 6
+# twiddle rows of ``tw``
+TW_R, TW_I, SUPER_R, SUPER_I = 0, 1, 2, 3
+
+
+@_helper
+def _bfly2(re: Any, im: Any, tw: Any, base: int, m: int, fstride: int, bits: int) -> None:
+    for k in range(m):
+        a = base + k
+        b = a + m
+        r0 = _fixdiv(re[a], 2, bits)
+        i0 = _fixdiv(im[a], 2, bits)
+        r1 = _fixdiv(re[b], 2, bits)
+        i1 = _fixdiv(im[b], 2, bits)
+        t = k * fstride
+        tr = _cmul_r(r1, i1, tw[TW_R, t], tw[TW_I, t], bits)
+        ti = _cmul_i(r1, i1, tw[TW_R, t], tw[TW_I, t], bits)
+        re[a] = _st(r0 + tr, bits)
+        re[b] = _st(r0 - tr, bits)
+        im[a] = _st(i0 + ti, bits)
+        im[b] = _st(i0 - ti, bits)
+
+
+@_helper
+def _bfly4(re: Any, im: Any, tw: Any, base: int, m: int, fstride: int, bits: int,
+           inverse: int) -> None:
+    for k in range(m):
+        a0 = base + k
+        a1 = a0 + m
+        a2 = a1 + m
+        a3 = a2 + m
+        r0 = _fixdiv(re[a0], 4, bits)
+        i0 = _fixdiv(im[a0], 4, bits)
+        r1 = _fixdiv(re[a1], 4, bits)
+        i1 = _fixdiv(im[a1], 4, bits)
+        r2 = _fixdiv(re[a2], 4, bits)
+        i2 = _fixdiv(im[a2], 4, bits)
+        r3 = _fixdiv(re[a3], 4, bits)
+        i3 = _fixdiv(im[a3], 4, bits)
+        t1 = k * fstride
+        t2 = 2 * t1
+        t3 = 3 * t1
+        s0r = _cmul_r(r1, i1, tw[TW_R, t1], tw[TW_I, t1], bits)
+        s0i = _cmul_i(r1, i1, tw[TW_R, t1], tw[TW_I, t1], bits)
+        s1r = _cmul_r(r2, i2, tw[TW_R, t2], tw[TW_I, t2], bits)
+        s1i = _cmul_i(r2, i2, tw[TW_R, t2], tw[TW_I, t2], bits)
+        s2r = _cmul_r(r3, i3, tw[TW_R, t3], tw[TW_I, t3], bits)
+        s2i = _cmul_i(r3, i3, tw[TW_R, t3], tw[TW_I, t3], bits)
+        s5r = _st(r0 - s1r, bits)
+        s5i = _st(i0 - s1i, bits)
+        r0 = _st(r0 + s1r, bits)
+        i0 = _st(i0 + s1i, bits)
+        s3r = _st(s0r + s2r, bits)
+        s3i = _st(s0i + s2i, bits)
+        s4r = _st(s0r - s2r, bits)
+        s4i = _st(s0i - s2i, bits)
+        re[a2] = _st(r0 - s3r, bits)
+        im[a2] = _st(i0 - s3i, bits)
+        re[a0] = _st(r0 + s3r, bits)
+        im[a0] = _st(i0 + s3i, bits)
+        if inverse:
+            re[a1] = _st(s5r - s4i, bits)
+            im[a1] = _st(s5i + s4r, bits)
+            re[a3] = _st(s5r + s4i, bits)
+            im[a3] = _st(s5i - s4r, bits)
+        else:
+            re[a1] = _st(s5r + s4i, bits)
+            im[a1] = _st(s5i - s4r, bits)
+            re[a3] = _st(s5r - s4i, bits)
+            im[a3] = _st(s5i + s4r, bits)
+
+
+@_helper
+def _bfly3(re: Any, im: Any, tw: Any, base: int, m: int, fstride: int, bits: int) -> None:
+    epi_i = tw[TW_I, fstride * m]
+    for k in range(m):
+        a0 = base + k
+        a1 = a0 + m
+        a2 = a1 + m
+        r0 = _fixdiv(re[a0], 3, bits)
+        i0 = _fixdiv(im[a0], 3, bits)
+        r1 = _fixdiv(re[a1], 3, bits)
+        i1 = _fixdiv(im[a1], 3, bits)
+        r2 = _fixdiv(re[a2], 3, bits)
+        i2 = _fixdiv(im[a2], 3, bits)
+        t1 = k * fstride
+        t2 = 2 * t1
+        s1r = _cmul_r(r1, i1, tw[TW_R, t1], tw[TW_I, t1], bits)
+        s1i = _cmul_i(r1, i1, tw[TW_R, t1], tw[TW_I, t1], bits)
+        s2r = _cmul_r(r2, i2, tw[TW_R, t2], tw[TW_I, t2], bits)
+        s2i = _cmul_i(r2, i2, tw[TW_R, t2], tw[TW_I, t2], bits)
+        s3r = _st(s1r + s2r, bits)
+        s3i = _st(s1i + s2i, bits)
+        s0r = _st(s1r - s2r, bits)
+        s0i = _st(s1i - s2i, bits)
+        r1 = _st(r0 - _half(s3r), bits)
+        i1 = _st(i0 - _half(s3i), bits)
+        s0r = _smul(s0r, epi_i, bits)
+        s0i = _smul(s0i, epi_i, bits)
+        re[a0] = _st(r0 + s3r, bits)
+        im[a0] = _st(i0 + s3i, bits)
+        re[a2] = _st(r1 + s0i, bits)
+        im[a2] = _st(i1 - s0r, bits)
+        re[a1] = _st(r1 - s0i, bits)
+        im[a1] = _st(i1 + s0r, bits)
+
+
+@_helper
+def _bfly5(re: Any, im: Any, tw: Any, base: int, m: int, fstride: int, bits: int) -> None:
+    ya = fstride * m
+    yar = tw[TW_R, ya]
+    yai = tw[TW_I, ya]
+    ybr = tw[TW_R, 2 * ya]
+    ybi = tw[TW_I, 2 * ya]
+    for k in range(m):
+        a0 = base + k
+        a1 = a0 + m
+        a2 = a1 + m
+        a3 = a2 + m
+        a4 = a3 + m
+        s0r = _fixdiv(re[a0], 5, bits)
+        s0i = _fixdiv(im[a0], 5, bits)
+        f1r = _fixdiv(re[a1], 5, bits)
+        f1i = _fixdiv(im[a1], 5, bits)
+        f2r = _fixdiv(re[a2], 5, bits)
+        f2i = _fixdiv(im[a2], 5, bits)
+        f3r = _fixdiv(re[a3], 5, bits)
+        f3i = _fixdiv(im[a3], 5, bits)
+        f4r = _fixdiv(re[a4], 5, bits)
+        f4i = _fixdiv(im[a4], 5, bits)
+        t1 = k * fstride
+        s1r = _cmul_r(f1r, f1i, tw[TW_R, t1], tw[TW_I, t1], bits)
+        s1i = _cmul_i(f1r, f1i, tw[TW_R, t1], tw[TW_I, t1], bits)
+        s2r = _cmul_r(f2r, f2i, tw[TW_R, 2 * t1], tw[TW_I, 2 * t1], bits)
+        s2i = _cmul_i(f2r, f2i, tw[TW_R, 2 * t1], tw[TW_I, 2 * t1], bits)
+        s3r = _cmul_r(f3r, f3i, tw[TW_R, 3 * t1], tw[TW_I, 3 * t1], bits)
+        s3i = _cmul_i(f3r, f3i, tw[TW_R, 3 * t1], tw[TW_I, 3 * t1], bits)
+        s4r = _cmul_r(f4r, f4i, tw[TW_R, 4 * t1], tw[TW_I, 4 * t1], bits)
+        s4i = _cmul_i(f4r, f4i, tw[TW_R, 4 * t1], tw[TW_I, 4 * t1], bits)
+        s7r = _st(s1r + s4r, bits)
+        s7i = _st(s1i + s4i, bits)
+        s10r = _st(s1r - s4r, bits)
+        s10i = _st(s1i - s4i, bits)
+        s8r = _st(s2r + s3r, bits)
+        s8i = _st(s2i + s3i, bits)
+        s9r = _st(s2r - s3r, bits)
+        s9i = _st(s2i - s3i, bits)
+        re[a0] = _st(s0r + (s7r + s8r), bits)
+        im[a0] = _st(s0i + (s7i + s8i), bits)
+        s5r = _st(s0r + _smul(s7r, yar, bits) + _smul(s8r, ybr, bits), bits)
+        s5i = _st(s0i + _smul(s7i, yar, bits) + _smul(s8i, ybr, bits), bits)
+        s6r = _st(_smul(s10i, yai, bits) + _smul(s9i, ybi, bits), bits)
+        s6i = _st(-_smul(s10r, yai, bits) - _smul(s9r, ybi, bits), bits)
+        re[a1] = _st(s5r - s6r, bits)
+        im[a1] = _st(s5i - s6i, bits)
+        re[a4] = _st(s5r + s6r, bits)
+        im[a4] = _st(s5i + s6i, bits)
+        s11r = _st(s0r + _smul(s7r, ybr, bits) + _smul(s8r, yar, bits), bits)
+        s11i = _st(s0i + _smul(s7i, ybr, bits) + _smul(s8i, yar, bits), bits)
+        s12r = _st(-_smul(s10i, ybi, bits) + _smul(s9i, yai, bits), bits)
+        s12i = _st(_smul(s10r, ybi, bits) - _smul(s9r, yai, bits), bits)
+        re[a2] = _st(s11r + s12r, bits)
+        im[a2] = _st(s11i + s12i, bits)
+        re[a3] = _st(s11r - s12r, bits)
+        im[a3] = _st(s11i - s12i, bits)
+
+
+@_helper
+def _kiss_fft(re: Any, im: Any, tw: Any, p: Any, inverse: int) -> None:
+    """The stages over the gathered ``re``/``im`` (length n), in place."""
+    n = p[P_N]
+    bits = p[P_BITS]
+    at = P_HEADER + n
+    for s in range(p[P_STAGES]):
+        radix = p[at]
+        m = p[at + 1]
+        fstride = p[at + 2]
+        at += 3
+        for base in range(0, n, radix * m):
+            if radix == 2:
+                _bfly2(re, im, tw, base, m, fstride, bits)
+            elif radix == 3:
+                _bfly3(re, im, tw, base, m, fstride, bits)
+            elif radix == 4:
+                _bfly4(re, im, tw, base, m, fstride, bits, inverse)
+            else:
+                _bfly5(re, im, tw, base, m, fstride, bits)
+
+
+@native.jit
+def rfft(x: Any, out: Any, work: Any, p: Any, tw: Any, buf: Any) -> None:  # pragma: no cover
+    """SignalRfft: each row zero-padded into the work area, kiss_fftr, bins interleaved at
+    the row's output offset (later rows overwrite earlier ones where they overlap)."""
+    n = p[P_N]
+    bits = p[P_BITS]
+    in_len = p[P_IN_LEN]
+    out_step = p[P_OUT_STEP]
+    fft_length = 2 * n
+    re = buf[0]
+    im = buf[1]
+    for row in range(p[P_ROWS]):
+        xb = row * in_len
+        for j in range(n):
+            g = 2 * p[P_HEADER + j]
+            re[j] = x[xb + g] if g < in_len else 0
+            im[j] = x[xb + g + 1] if g + 1 < in_len else 0
+        _kiss_fft(re, im, tw, p, 0)
+        dr = _fixdiv(re[0], 2, bits)
+        di = _fixdiv(im[0], 2, bits)
+        ob = row * out_step
+        out[ob] = _st(dr + di, bits)
+        out[ob + 1] = 0
+        out[ob + 2 * n] = _st(dr - di, bits)
+        out[ob + 2 * n + 1] = 0
+        for k in range(1, n // 2 + 1):
+            ar = _fixdiv(re[k], 2, bits)
+            ai = _fixdiv(im[k], 2, bits)
+            br = _fixdiv(re[n - k], 2, bits)
+            bi = _fixdiv(_st(-im[n - k], bits), 2, bits)
+            f1r = _st(ar + br, bits)
+            f1i = _st(ai + bi, bits)
+            f2r = _st(ar - br, bits)
+            f2i = _st(ai - bi, bits)
+            twr = _cmul_r(f2r, f2i, tw[SUPER_R, k - 1], tw[SUPER_I, k - 1], bits)
+            twi = _cmul_i(f2r, f2i, tw[SUPER_R, k - 1], tw[SUPER_I, k - 1], bits)
+            out[ob + 2 * k] = _st(_half(f1r + twr), bits)
+            out[ob + 2 * k + 1] = _st(_half(twi + f1i), bits)
+            out[ob + 2 * (n - k)] = _st(_half(f1r - twr), bits)
+            out[ob + 2 * (n - k) + 1] = _st(_half(twi - f1i), bits)
+    rows = p[P_ROWS]
+    if rows > 0:
+        xb = (rows - 1) * in_len
+        for j in range(fft_length):
+            work[j] = x[xb + j] if j < in_len else 0
+
+
+def kiss_plan_arrays(plan: Any, header: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """A ``_kiss_fft.Plan`` as the int64 parameter array (header, gather, stages) and the
+    (4, n) twiddle array (twiddles, super twiddles; int64 or float32)."""
+    n = plan.nfft
+    p = np.zeros(P_HEADER + n + 3 * len(plan.stages), np.int64)
+    p[P_N] = n
+    p[P_BITS] = {"int16": 16, "int32": 32}.get(plan.kind, 0)
+    p[P_STAGES] = len(plan.stages)
+    for key, value in header.items():
+        p[key] = value
+    p[P_HEADER:P_HEADER + n] = plan.gather
+    p[P_HEADER + n:] = np.array(plan.stages, np.int64).reshape(-1)
+    dtype = np.float32 if plan.kind == "float32" else np.int64
+    tw = np.zeros((4, max(n, 1)), dtype)
+    tw[TW_R, :n] = plan.tw_r
+    tw[TW_I, :n] = plan.tw_i
+    tw[SUPER_R, :n // 2] = plan.super_r
+    tw[SUPER_I, :n // 2] = plan.super_i
+    return p, tw
+
+
+def bind_rfft(plan: Any, x: np.ndarray, out: np.ndarray, work: np.ndarray, rows: int,
+              input_length: int, output_length: int) -> Step | None:
+    """Rfft's rows through the compiled kiss_fftr; None when a view is not the flat,
+    contiguous array of the type the plan expects, or too short for the rows."""
+    n = plan.nfft
+    dtype = {"int16": np.int16, "int32": np.int32, "float32": np.float32}[plan.kind]
+    x, out = x.reshape(-1), out.reshape(-1)
+    if any(a.dtype != dtype or not a.flags.c_contiguous for a in (x, out, work)) or \
+            not out.flags.writeable or rows <= 0 or input_length > 2 * n:
+        return None
+    if x.size < rows * input_length or work.size < 2 * n or \
+            out.size < (rows - 1) * 2 * output_length + 2 * (n + 1):
+        return None
+    p, tw = kiss_plan_arrays(plan, {P_ROWS: rows, P_IN_LEN: input_length,
+                                    P_OUT_STEP: 2 * output_length})
+    buf = np.zeros((2, max(n, 1)), tw.dtype)
+    return native.native_step(rfft, x, out, work, p, tw, buf)
+
+
+__all__ = ["bind_rfft", "kiss_plan_arrays", "rfft"]
