@@ -103,3 +103,192 @@ def test_native_rfft_declines_lengths_the_wheel_cannot_run() -> None:
     ip = Interpreter(_rfft("int16", 1, 14, 14), native=True)
     ip.allocate_tensors()
     assert not compiled_ops(ip)["SignalRfft"]
+
+
+# -- the front end's per-channel ops ------------------------------------------------------------
+
+def _u32(rng: np.random.Generator, n: int, top_bits: int = 32) -> np.ndarray:
+    """uint32 values of every bit length up to ``top_bits``."""
+    bits = rng.integers(0, top_bits + 1, n).astype(np.uint64)
+    return (rng.integers(0, 2**32, n, dtype=np.uint64) >> (np.uint64(32) - bits)).astype(
+        np.uint32)
+
+
+def test_native_square_root_matches_numpy() -> None:
+    from test_signal_filter_bank import _square_root
+
+    rng = np.random.default_rng(80)
+    feeds = []
+    for shift in (0, 3, 15, 31):
+        bits = rng.integers(0, 65, 64)
+        x = rng.integers(0, 2**63, 64, dtype=np.uint64) >> (64 - bits).astype(np.uint64)
+        x[:9] = [0, 1, 2, 3, 2**32 - 1, 2**32, 2**64 - 1, (2**32 - 1) ** 2, 2**62]
+        feeds.append([x.astype(np.uint64), np.array(shift, np.int32)])
+    native_matches_numpy(_square_root(64), "SignalFilterBankSquareRoot", inputs=feeds)
+
+
+@pytest.mark.parametrize("shift", [-1, 32])
+def test_native_square_root_still_refuses_a_bad_scale(shift: int) -> None:
+    from test_signal_filter_bank import _square_root
+
+    from tinyarena.errors import KernelError
+
+    ip = Interpreter(_square_root(4), native=True)
+    ip.allocate_tensors()
+    assert compiled_ops(ip)["SignalFilterBankSquareRoot"]
+    ip.set_input(0, np.arange(4, dtype=np.uint64))
+    ip.set_input(1, np.array(shift, np.int32))
+    with pytest.raises(KernelError, match="scale_bits"):
+        ip.invoke()
+
+
+def test_native_pcan_matches_numpy() -> None:
+    from test_signal_filter_bank import _pcan
+
+    rng = np.random.default_rng(81)
+    for snr_shift in (0, 6, 20, 63):
+        lut = rng.integers(-32768, 32768, 125).astype(np.int16)  # int32 wrap paths too
+        feeds = []
+        for k in range(4):
+            noise = _u32(rng, 40)
+            noise[:4] = [0, 1, 2, 3]
+            feeds.append([_u32(rng, 40, 8 * k + 8), noise])
+        native_matches_numpy(_pcan(40, snr_shift, lut), "SignalPCAN", inputs=feeds)
+
+
+def test_native_pcan_still_refuses_a_short_gain_table() -> None:
+    """A noise estimate of bit length L > 1 reads gain_lut up to index 4L - 4: with 22
+    entries 63 (L = 6, index 20) fits and 64 (index 24) does not."""
+    from test_signal_filter_bank import _pcan
+
+    from tinyarena.errors import KernelError
+
+    lut = np.arange(22, dtype=np.int16)
+    model = _pcan(4, 6, lut)
+    ok = [np.full(4, 1000, np.uint32), np.array([0, 2, 32, 63], np.uint32)]
+    native_matches_numpy(model, "SignalPCAN", inputs=[ok])
+    for native_on in (True, False):
+        ip = Interpreter(model, native=native_on)
+        ip.allocate_tensors()
+        ip.set_input(0, ok[0])
+        ip.set_input(1, np.array([0, 2, 64, 128], np.uint32))
+        with pytest.raises(KernelError, match="gain_lut"):
+            ip.invoke()
+
+
+def test_native_filter_bank_log_matches_numpy() -> None:
+    from test_signal_filter_bank import _log
+
+    rng = np.random.default_rng(82)
+    for correction, scale in ((3, 64), (0, 1), (12, 1600), (0, 2**20 + 7), (31, 2**32 - 1)):
+        x = _u32(rng, 512)
+        x[:6] = [0, 1, 2, 3, 2**31, 2**32 - 1]
+        native_matches_numpy(_log(512, correction, scale), "SignalFilterBankLog", inputs=[[x]])
+
+
+def test_native_energy_window_auto_scale_match_numpy() -> None:
+    from test_signal_basic import _auto_scale, _auto_scale_inputs, _energy, _window
+
+    rng = np.random.default_rng(83)
+    for n, out, start, end in ((257, 257, 0, 257), (33, 33, 0, 30), (20, 20, 5, 12)):
+        x = rng.integers(-32768, 32768, 2 * n).astype(np.int16)
+        x[:4] = (-32768, -32768, 32767, -32768)
+        native_matches_numpy(_energy(n, out, start, end), "SignalEnergy", inputs=[[x]])
+    for shape, n, shift in (((16,), 16, 12), ((3, 10), 10, 0), ((2, 2, 8), 4, 15),
+                            ((480,), 480, 31)):
+        x = rng.integers(-32768, 32768, shape).astype(np.int16)
+        x.reshape(-1)[:2] = (-32768, 32767)
+        native_matches_numpy(_window(shape, n, shift, rng), "SignalWindow", inputs=[[x]])
+    feeds = [[x] for x in _auto_scale_inputs(rng)]
+    feeds.append([np.full(12, -32768, np.int16)])
+    native_matches_numpy(_auto_scale(12), "SignalFftAutoScale", inputs=feeds)
+
+
+def test_native_filter_bank_matches_numpy() -> None:
+    from test_signal_filter_bank import _filter_bank
+
+    rng = np.random.default_rng(84)
+    for channels, spectrum, outputs, negative in ((40, 257, 40, False), (8, 33, 8, True),
+                                                  (16, 64, 10, False), (1, 16, 1, True)):
+        model = _filter_bank(channels, spectrum, outputs, rng, negative)
+        x = rng.integers(0, 2**32, spectrum, dtype=np.uint64).astype(np.uint32)
+        x[:3] = 2**32 - 1
+        native_matches_numpy(model, "SignalFilterBank", inputs=[[x], [x // 7]])
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"clamping": True}, {"smoothing_bits": 0, "spectral_subtraction_bits": 0},
+    {"smoothing": 2**31 + 5, "one_minus_smoothing": 2**32 - 1, "min_signal_remaining": 0},
+    {"smoothing_bits": 20, "alternate_smoothing": 0, "alternate_one_minus_smoothing": 16384}])
+def test_native_spectral_subtraction_matches_numpy_across_invokes(options: dict[str, int]
+                                                                 ) -> None:
+    """Five invokes: the noise estimate carried between them must evolve identically."""
+    from test_signal_filter_bank import _spectral_subtraction
+
+    rng = np.random.default_rng(85 + len(options))
+    feeds = [[rng.integers(0, 2**(8 + 4 * k), 40, dtype=np.uint64).astype(np.uint32)]
+             for k in range(5)]
+    feeds[2][0][:2] = 2**32 - 1
+    native_matches_numpy(_spectral_subtraction(40, **options),
+                         "SignalFilterBankSpectralSubtraction", inputs=feeds)
+
+
+def test_native_spectral_subtraction_reset() -> None:
+    """Reset zeroes the workspace the compiled loop updates: the invokes after it match a
+    numpy interpreter's from scratch."""
+    from test_signal_filter_bank import _spectral_subtraction
+
+    rng = np.random.default_rng(86)
+    model = _spectral_subtraction(16)
+    feeds = [rng.integers(0, 2**20, 16, dtype=np.uint64).astype(np.uint32) for _ in range(4)]
+    fast = Interpreter(model, native=True)
+    fast.allocate_tensors()
+    for x in feeds[:2]:
+        fast.set_input(0, x)
+        fast.invoke()
+    fast.reset()
+    ref = Interpreter(model, native=False)
+    ref.allocate_tensors()
+    for x in feeds[2:]:
+        for ip in (fast, ref):
+            ip.set_input(0, x)
+            ip.invoke()
+        for i in range(2):
+            assert np.array_equal(fast.get_output(i), ref.get_output(i))
+
+
+# -- the chain, as the audio_frontend families build it -----------------------------------------
+
+SIGNAL_OPS = ("SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalEnergy",
+              "SignalFilterBank", "SignalFilterBankSquareRoot",
+              "SignalFilterBankSpectralSubtraction", "SignalPCAN", "SignalFilterBankLog")
+
+
+def _chain(frame: int, fft_length: int, channels: int, seed: int) -> bytes:
+    from model_families import add_signal_chain
+
+    b = ModelBuilder()
+    audio = b.add_input("audio", (1, frame), "int16")
+    log = add_signal_chain(b, audio, np.random.default_rng(seed), frame=frame,
+                           fft_length=fft_length, channels=channels, min_signal_remaining=1638,
+                           output_scale=1600)
+    b.mark_output(log)
+    return b.build()
+
+
+@pytest.mark.parametrize("frame,fft_length,channels", [(480, 512, 40), (400, 480, 24)])
+def test_native_front_end_chain_matches_numpy(frame: int, fft_length: int, channels: int
+                                              ) -> None:
+    """Every signal op of the chain compiled; six frames (quiet, loud, full scale) in a row
+    on the host and Cortex-M targets."""
+    model = _chain(frame, fft_length, channels, frame)
+    ip = Interpreter(model, native=True)
+    ip.allocate_tensors()
+    steps = compiled_ops(ip)
+    assert all(steps[name] for name in SIGNAL_OPS), steps
+    rng = np.random.default_rng(frame)
+    feeds = [[(rng.normal(0, scale, (1, frame))).clip(-32768, 32767).astype(np.int16)]
+             for scale in (3, 300, 3000, 30000, 100)]
+    feeds.append([np.full((1, frame), -32768, np.int16)])
+    for target in TARGETS:
+        native_matches_numpy(model, "SignalRfft", target, inputs=feeds)

@@ -429,7 +429,8 @@ def bind_rfft(plan: Any, x: np.ndarray, out: np.ndarray, work: np.ndarray, rows:
             not out.flags.writeable or rows <= 0 or input_length > 2 * n:
         return None
     if x.size < rows * input_length or work.size < 2 * n or \
-            out.size < (rows - 1) * 2 * output_length + 2 * (n + 1):
+            out.size < (rows - 1) * 2 * output_length + 2 * (n + 1) or \
+            not _separate((x,), (out, work)):
         return None
     p, tw = kiss_plan_arrays(plan, {P_ROWS: rows, P_IN_LEN: input_length,
                                     P_OUT_STEP: 2 * output_length})
@@ -437,4 +438,351 @@ def bind_rfft(plan: Any, x: np.ndarray, out: np.ndarray, work: np.ndarray, rows:
     return native.native_step(rfft, x, out, work, p, tw, buf)
 
 
-__all__ = ["bind_rfft", "kiss_plan_arrays", "rfft"]
+
+# ----------------------------------------------------------------------------------------------
+# the audio front end's per-channel ops
+# ----------------------------------------------------------------------------------------------
+
+
+@_helper
+def _bit_length(v: Any) -> Any:
+    """The bit length of a uint64 (MostSignificantBit for a non-zero value)."""
+    n = 0
+    step = 32
+    while step > 0:
+        if (v >> np.uint64(step)) != np.uint64(0):
+            n += step
+            v = v >> np.uint64(step)
+        step >>= 1
+    if v != np.uint64(0):
+        n += 1
+    return n
+
+
+@_helper
+def _bitwise_sqrt(num: Any, top: int, high: int, cap: Any) -> Any:
+    """square_root_{32,64}.cc's digit-by-digit loop, rounded up unless the root is ``cap``."""
+    if num == np.uint64(0):
+        return np.uint64(0)
+    shift = high - top
+    bit = np.uint64(1) << np.uint64(shift)
+    res = np.uint64(0)
+    rem = num
+    for _ in range(shift // 2 + 1):
+        if rem >= res + bit:
+            rem = rem - (res + bit)
+            res = (res >> np.uint64(1)) + bit
+        else:
+            res = res >> np.uint64(1)
+        bit = bit >> np.uint64(2)
+    if rem > res and res != cap:
+        res = res + np.uint64(1)
+    return res
+
+
+@_helper
+def _sqrt64(num: Any) -> Any:
+    """Sqrt64: Sqrt32 when the upper word is clear."""
+    if (num >> np.uint64(32)) == np.uint64(0):
+        return _bitwise_sqrt(num, (32 - _bit_length(num)) | 1, 31, np.uint64(0xFFFF))
+    return _bitwise_sqrt(num, (64 - _bit_length(num)) | 1, 63, np.uint64(0xFFFFFFFF))
+
+
+@native.jit
+def filter_bank_square_root(x: Any, scale_bits: Any, out: Any) -> int:  # pragma: no cover
+    """1 (nothing written) when scale_bits is outside 0..31: eval then raises its error."""
+    shift = np.int64(scale_bits[0])
+    if shift < 0 or shift > 31:
+        return 1
+    for i in range(x.shape[0]):
+        out[i] = np.uint32(_sqrt64(x[i]) >> np.uint64(shift))
+    return 0
+
+
+@native.jit
+def pcan(x: Any, noise: Any, lut: Any, out: Any, snr_shift: int) -> int:  # pragma: no cover
+    """ApplyPcanAutoGainControlFixed; 1 (nothing written) when a noise estimate would read
+    past the gain table (eval then raises)."""
+    n = out.shape[0]
+    entries = lut.shape[0]
+    for i in range(n):
+        v = np.int64(noise[i])
+        top = v if v <= 2 else 4 * _bit_length(np.uint64(v)) - 4
+        if top >= entries:
+            return 1
+    shift = np.uint64(snr_shift)
+    for i in range(n):
+        v = np.int64(noise[i])
+        if v <= 2:
+            gain = np.int64(lut[v])
+        else:  # WideDynamicFunction
+            interval = _bit_length(np.uint64(v))
+            base = 4 * interval - 6
+            if interval < 11:
+                shifted = (v << (11 - interval)) & np.int64(0xFFFFFFFF)
+            else:
+                shifted = v >> (interval - 11)
+            frac = shifted & np.int64(0x3FF)
+            result = (np.int64(lut[base + 2]) * frac) >> 5
+            result = _wrap32(result + _wrap32(np.int64(lut[base + 1]) << 5))
+            result = _wrap32(result * frac)
+            result = _wrap32(result + np.int64(1 << 14)) >> 15
+            result = result + np.int64(lut[base])
+            gain = ((result + 32768) & np.int64(0xFFFF)) - 32768
+        snr = ((np.uint64(x[i]) * np.uint64(gain & np.int64(0xFFFFFFFF))) >> shift) & U32
+        if snr < np.uint64(2 << 12):  # PcanShrink
+            out[i] = np.uint32((snr * snr) >> np.uint64(20))
+        else:
+            out[i] = np.uint32(((snr >> np.uint64(6)) - np.uint64(64)) & U32)
+    return 0
+
+
+@native.jit
+def filter_bank_log(x: Any, out: Any, lut: Any, p: Any) -> None:  # pragma: no cover
+    """Log32 of each channel shifted left by the correction bits, scaled, capped at 32767;
+    p = (correction_bits, output_scale)."""
+    bits = p[0]
+    scale = np.uint64(p[1])
+    for i in range(x.shape[0]):
+        scaled = (np.int64(x[i]) << bits) & np.int64(0xFFFFFFFF)
+        if scaled <= 1:
+            out[i] = 0
+            continue
+        integer = _bit_length(np.uint64(scaled)) - 1
+        frac = scaled - (np.int64(1) << integer)
+        if integer < 16:
+            frac = frac << (16 - integer)
+        else:
+            frac = frac >> (integer - 16)
+        seg = frac >> 9
+        c0 = lut[seg]
+        rel = ((lut[seg + 1] - c0) * (frac - 512 * seg)) >> 16
+        fraction = (frac + c0 + rel) & np.int64(0xFFFFFFFF)
+        log2 = ((np.int64(integer) << 16) + fraction) & np.int64(0xFFFFFFFF)
+        loge = np.uint64(((log2 * 45426 + 32768) >> 16) & np.int64(0xFFFFFFFF))
+        result = ((scale * loge + np.uint64(32768)) & U32) >> np.uint64(16)
+        out[i] = np.int16(min(np.int64(result), 32767))
+
+
+@native.jit
+def energy(x: Any, out: Any, start: int, end: int) -> None:  # pragma: no cover
+    """SpectrumToEnergy over bins start..end (int32 sum, stored as uint32)."""
+    for i in range(start, end):
+        re = np.int64(x[2 * i])
+        im = np.int64(x[2 * i + 1])
+        out[i] = np.uint32((re * re + im * im) & np.int64(0xFFFFFFFF))
+
+
+@native.jit
+def filter_bank(x: Any, weights: Any, bands: Any, out: Any) -> None:  # pragma: no cover
+    """FilterbankAccumulateChannels: ``bands`` holds (spectrum start, weight start, width)
+    per channel 0..n; ``weights`` the (weights, unweights) sign-extended to uint64."""
+    carry = np.uint64(0)
+    for c in range(bands.shape[0]):
+        fs = bands[c, 0]
+        ws = bands[c, 1]
+        w_sum = np.uint64(0)
+        u_sum = np.uint64(0)
+        for j in range(bands[c, 2]):
+            e = np.uint64(x[fs + j])
+            w_sum += weights[0, ws + j] * e
+            u_sum += weights[1, ws + j] * e
+        if 1 <= c <= out.shape[0]:
+            out[c - 1] = w_sum + carry
+        carry = u_sum
+
+
+# spectral subtraction's parameters (int64 ``p``, uint32 fields)
+SS_CHANNELS, SS_SMOOTHING, SS_ONE_MINUS, SS_ALT_SMOOTHING, SS_ALT_ONE_MINUS = 0, 1, 2, 3, 4
+SS_SMOOTHING_BITS, SS_BITS, SS_MIN_REMAINING, SS_CLAMPING, SS_SIZE = 5, 6, 7, 8, 9
+
+
+@native.jit
+def spectral_subtraction(x: Any, out: Any, out_noise: Any, state: Any,
+                         p: Any) -> None:  # pragma: no cover
+    """FilterbankSpectralSubtraction: the noise estimate ``state`` low-pass filtered across
+    invokes, the signal reduced by it (floored at min_signal_remaining of itself)."""
+    sb = np.uint64(p[SS_SMOOTHING_BITS])
+    bits = np.uint64(p[SS_BITS])
+    remaining = np.uint64(p[SS_MIN_REMAINING])
+    for i in range(p[SS_CHANNELS]):
+        if i & 1:
+            smoothing = np.uint64(p[SS_ALT_SMOOTHING])
+            one_minus = np.uint64(p[SS_ALT_ONE_MINUS])
+        else:
+            smoothing = np.uint64(p[SS_SMOOTHING])
+            one_minus = np.uint64(p[SS_ONE_MINUS])
+        xi = np.uint64(x[i])
+        signal = (xi << sb) & U32
+        noise = ((signal * smoothing + np.uint64(state[i]) * one_minus) >> bits) & U32
+        estimate = min(noise, signal)
+        if p[SS_CLAMPING]:
+            noise = estimate
+        floor = ((xi * remaining) >> bits) & U32
+        subtracted = (signal - estimate) >> sb
+        state[i] = np.uint32(noise)
+        out[i] = np.uint32(max(subtracted, floor))
+    for i in range(out_noise.shape[0]):
+        out_noise[i] = state[i]
+
+
+@native.jit
+def window(x: Any, weights: Any, out: Any, shift: int) -> None:  # pragma: no cover
+    """ApplyWindow over each run of len(weights) samples: (x * w) >> shift, saturated."""
+    size = weights.shape[0]
+    for i in range(x.shape[0]):
+        v = (np.int64(x[i]) * np.int64(weights[i % size])) >> shift
+        out[i] = np.int16(min(max(v, -32768), 32767))
+
+
+@native.jit
+def fft_auto_scale(x: Any, out: Any, scale_bits: Any) -> None:  # pragma: no cover
+    """MaxAbs16's running int16 value (negating -32768 stores -32768), the headroom shift
+    15 - msb(max) (msb 32 for 0 or a negative max), every sample shifted by it."""
+    n = out.shape[0]
+    peak = 0
+    for i in range(n):
+        v = np.int64(x[i])
+        if v > peak:
+            peak = v
+        elif -v > peak:
+            peak = ((-v + 32768) & 0xFFFF) - 32768
+    msb = 32 if peak <= 0 else _bit_length(np.uint64(peak))
+    shift = max(15 - msb, 0)
+    for i in range(n):
+        out[i] = np.int16((((np.int64(x[i]) << shift) + 32768) & 0xFFFF) - 32768)
+    scale_bits[0] = shift
+
+
+# ----------------------------------------------------------------------------------------------
+# binds: shapes, types and aliasing checked here (the loops check nothing)
+# ----------------------------------------------------------------------------------------------
+
+
+def _flat(a: np.ndarray, dtype: Any) -> np.ndarray | None:
+    """A contiguous 1-D view of ``a`` when it has ``dtype``, else None."""
+    if a.dtype != dtype or not a.flags.c_contiguous:
+        return None
+    return a.reshape(-1)
+
+
+def _separate(inputs: tuple[np.ndarray, ...], outputs: tuple[np.ndarray, ...]) -> bool:
+    """No output may share memory with an input or another output: the loops write while
+    they read, where the numpy paths read everything first."""
+    arrays = inputs + outputs
+    for i, out in enumerate(outputs):
+        k = len(inputs) + i
+        if not out.flags.writeable or any(np.may_share_memory(out, a)
+                                          for j, a in enumerate(arrays) if j != k):
+            return False
+    return True
+
+
+def checked_step(fn: Callable[..., int], args: tuple[Any, ...], fallback: Step) -> Step:
+    """A compiled step whose loop returns 1 (having written nothing) where eval raises an
+    error that depends on the values (a scale read at invoke time): eval then runs and
+    raises it, with its own message."""
+    def step() -> None:
+        if fn(*args):
+            fallback()
+    return native.quiet(step)
+
+
+def bind_square_root(x: np.ndarray, scale_bits: np.ndarray, out: np.ndarray,
+                     fallback: Step) -> Step | None:
+    xs, bits, ys = _flat(x, np.uint64), _flat(scale_bits, np.int32), _flat(out, np.uint32)
+    if xs is None or bits is None or ys is None or bits.size < 1 or ys.size < xs.size or \
+            not _separate((xs, bits), (ys,)):
+        return None
+    return checked_step(filter_bank_square_root, (xs, bits, ys[:xs.size]), fallback)
+
+
+def bind_pcan(x: np.ndarray, noise: np.ndarray, lut: np.ndarray, out: np.ndarray,
+              channels: int, snr_shift: int, fallback: Step) -> Step | None:
+    xs, ns, ls = _flat(x, np.uint32), _flat(noise, np.uint32), _flat(lut, np.int16)
+    ys = _flat(out, np.uint32)
+    if xs is None or ns is None or ls is None or ys is None or ys.size != channels or \
+            xs.size < channels or ns.size < channels or not 0 <= snr_shift < 64 or \
+            not _separate((xs, ns, ls), (ys,)):
+        return None
+    return checked_step(pcan, (xs, ns, ls, ys, snr_shift), fallback)
+
+
+def bind_filter_bank_log(x: np.ndarray, out: np.ndarray, lut: np.ndarray, correction_bits: int,
+                         output_scale: int) -> Step | None:
+    xs, ys = _flat(x, np.uint32), _flat(out, np.int16)
+    if xs is None or ys is None or ys.size < xs.size or lut.dtype != np.int64 or \
+            lut.shape != (130,) or not 0 <= correction_bits < 32 or \
+            not 0 <= output_scale <= 0xFFFFFFFF or not _separate((xs,), (ys,)):
+        return None
+    p = np.array([correction_bits, output_scale], np.int64)
+    return native.native_step(filter_bank_log, xs, ys[:xs.size], np.ascontiguousarray(lut), p)
+
+
+def bind_energy(x: np.ndarray, out: np.ndarray, start: int, end: int) -> Step | None:
+    xs, ys = _flat(x, np.int16), _flat(out, np.uint32)
+    if xs is None or ys is None or not 0 <= start < end or 2 * end > xs.size or \
+            end > ys.size or not _separate((xs,), (ys,)):
+        return None
+    return native.native_step(energy, xs, ys, start, end)
+
+
+def bind_filter_bank(x: np.ndarray, weights: np.ndarray, unweights: np.ndarray,
+                     freq_starts: np.ndarray, weight_starts: np.ndarray, widths: np.ndarray,
+                     out: np.ndarray, channels: int) -> Step | None:
+    """The band tensors must be constants (checked by the caller): their reach is checked
+    here once, as eval checks it at every invoke."""
+    xs, ys = _flat(x, np.uint32), _flat(out, np.uint64)
+    if xs is None or ys is None or ys.size > channels or not _separate((xs,), (ys,)):
+        return None
+    n = channels + 1
+    bands = np.stack([freq_starts[:n].astype(np.int64), weight_starts[:n].astype(np.int64),
+                      np.maximum(widths[:n].astype(np.int64), 0)], axis=1)
+    if bands.shape != (n, 3):
+        return None
+    for fs, ws, width in bands:
+        if width and (fs < 0 or ws < 0 or fs + width > xs.size or
+                      ws + width > min(weights.size, unweights.size)):
+            return None  # eval raises its error at invoke
+    size = int(max(weights.size, unweights.size, 1))
+    table = np.zeros((2, size), np.uint64)
+    table[0, :weights.size] = weights.reshape(-1).astype(np.int64).astype(np.uint64)
+    table[1, :unweights.size] = unweights.reshape(-1).astype(np.int64).astype(np.uint64)
+    return native.native_step(filter_bank, xs, table, np.ascontiguousarray(bands), ys)
+
+
+def bind_spectral_subtraction(x: np.ndarray, out: np.ndarray, out_noise: np.ndarray,
+                              state: np.ndarray, params: np.ndarray) -> Step | None:
+    xs, ys = _flat(x, np.uint32), _flat(out, np.uint32)
+    ns, st = _flat(out_noise, np.uint32), _flat(state, np.uint32)
+    n = int(params[SS_CHANNELS])
+    if xs is None or ys is None or ns is None or st is None or params.shape != (SS_SIZE,) or \
+            min(xs.size, ys.size) < n or st.size != n or ns.size > n or \
+            not 0 <= params[SS_SMOOTHING_BITS] < 32 or not 0 <= params[SS_BITS] < 64 or \
+            not _separate((xs,), (ys, ns, st)):
+        return None
+    return native.native_step(spectral_subtraction, xs, ys, ns, st,
+                              params.astype(np.int64))
+
+
+def bind_window(x: np.ndarray, weights: np.ndarray, out: np.ndarray, shift: int
+                ) -> Step | None:
+    xs, ws, ys = _flat(x, np.int16), _flat(weights, np.int16), _flat(out, np.int16)
+    if xs is None or ws is None or ys is None or ws.size == 0 or xs.size % ws.size or \
+            ys.size < xs.size or not 0 <= shift < 32 or not _separate((xs, ws), (ys,)):
+        return None
+    return native.native_step(window, xs, ws, ys[:xs.size], shift)
+
+
+def bind_fft_auto_scale(x: np.ndarray, out: np.ndarray, scale_bits: np.ndarray
+                        ) -> Step | None:
+    xs, ys, bits = _flat(x, np.int16), _flat(out, np.int16), _flat(scale_bits, np.int32)
+    if xs is None or ys is None or bits is None or bits.size != 1 or ys.size > xs.size or \
+            not _separate((xs,), (ys, bits)):
+        return None
+    return native.native_step(fft_auto_scale, xs, ys, bits)
+
+
+__all__ = ["bind_energy", "bind_fft_auto_scale", "bind_filter_bank", "bind_filter_bank_log",
+           "bind_pcan", "bind_rfft", "bind_spectral_subtraction", "bind_square_root",
+           "bind_window", "checked_step", "kiss_plan_arrays"]
