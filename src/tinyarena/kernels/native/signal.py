@@ -630,9 +630,10 @@ def spectral_subtraction(x: Any, out: Any, out_noise: Any, state: Any,
 def window(x: Any, weights: Any, out: Any, shift: int) -> None:  # pragma: no cover
     """ApplyWindow over each run of len(weights) samples: (x * w) >> shift, saturated."""
     size = weights.shape[0]
-    for i in range(x.shape[0]):
-        v = (np.int64(x[i]) * np.int64(weights[i % size])) >> shift
-        out[i] = np.int16(min(max(v, -32768), 32767))
+    for base in range(0, x.shape[0], size):
+        for j in range(size):
+            v = (np.int64(x[base + j]) * np.int64(weights[j])) >> shift
+            out[base + j] = np.int16(min(max(v, -32768), 32767))
 
 
 @native.jit
