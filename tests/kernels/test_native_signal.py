@@ -309,3 +309,21 @@ def test_native_integer_cast_matches_numpy() -> None:
         for dst in ("int8", "int16", "int32", "uint32", "float32"):
             model = single_op_model("CAST", (3, 17), src, None, (3, 17), dst, None)
             native_matches_numpy(model, "CAST", inputs=[[x]])
+
+
+# -- Irfft ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
+def test_native_irfft_matches_numpy(dtype: str) -> None:
+    from test_signal_stateful import _irfft
+
+    rng = np.random.default_rng(88 + T[dtype])
+    for fft_length in (4, 6, 8, 10, 16, 24, 30, 40, 64, 100, 250, 512):
+        bins = 2 * (fft_length // 2 + 1)
+        rows = 1 + fft_length % 3
+        model = _irfft(dtype, rows, fft_length, fft_length)
+        feeds = [[_samples(dtype, (rows, bins), rng)] for _ in range(2)]
+        native_matches_numpy(model, "SignalIrfft", inputs=feeds)
+    # output rows wider than fft_length: each row at its own offset, its tail left alone
+    model = _irfft(dtype, 3, 16, 20)
+    native_matches_numpy(model, "SignalIrfft", inputs=[[_samples(dtype, (3, 18), rng)]])

@@ -156,6 +156,18 @@ def _half_impl(x):
     return lambda x: _wrap32(x) >> 1
 
 
+def _unscale(x: Any, length: int) -> Any:  # pragma: no cover
+    """Irfft's float build divides by fft_length (kissfft's inverse is unscaled); the
+    fixed-point builds scaled down at every stage already."""
+
+
+@_overload(_unscale)
+def _unscale_impl(x, length):
+    if _is_float(x):
+        return lambda x, length: x / np.float32(length)
+    return lambda x, length: x
+
+
 # ----------------------------------------------------------------------------------------------
 # kiss_fft: digit-reversal gather, then the stages innermost first, in place
 # ----------------------------------------------------------------------------------------------
@@ -395,6 +407,51 @@ def rfft(x: Any, out: Any, work: Any, p: Any, tw: Any, buf: Any) -> None:  # pra
         xb = (rows - 1) * in_len
         for j in range(fft_length):
             work[j] = x[xb + j] if j < in_len else 0
+
+
+@native.jit
+def irfft(x: Any, out: Any, p: Any, tw: Any, buf: Any) -> None:  # pragma: no cover
+    """SignalIrfft: each row of bins through kiss_fftri (the bins paired into nfft complex
+    values, then kiss_fft), samples at the row's output offset."""
+    n = p[P_N]
+    bits = p[P_BITS]
+    in_step = p[P_IN_LEN]  # int values per input row (2 per complex)
+    out_step = p[P_OUT_STEP]
+    fr = buf[2]
+    fi = buf[3]
+    re = buf[0]
+    im = buf[1]
+    for row in range(p[P_ROWS]):
+        xb = row * in_step
+        for k in range(n + 1):  # the bins in the working type (int64 or float32)
+            re[k] = x[xb + 2 * k]
+            im[k] = x[xb + 2 * k + 1]
+        fr[0] = _fixdiv(_st(re[0] + re[n], bits), 2, bits)
+        fi[0] = _fixdiv(_st(re[0] - re[n], bits), 2, bits)
+        for k in range(1, n // 2 + 1):
+            ar = _fixdiv(re[k], 2, bits)
+            ai = _fixdiv(im[k], 2, bits)
+            br = _fixdiv(re[n - k], 2, bits)
+            bi = _fixdiv(_st(-im[n - k], bits), 2, bits)
+            er = _st(ar + br, bits)
+            ei = _st(ai + bi, bits)
+            dr = _st(ar - br, bits)
+            di = _st(ai - bi, bits)
+            okr = _cmul_r(dr, di, tw[SUPER_R, k - 1], tw[SUPER_I, k - 1], bits)
+            oki = _cmul_i(dr, di, tw[SUPER_R, k - 1], tw[SUPER_I, k - 1], bits)
+            fr[k] = _st(er + okr, bits)
+            fi[k] = _st(ei + oki, bits)
+            fr[n - k] = _st(er - okr, bits)
+            fi[n - k] = _st(-_st(ei - oki, bits), bits)
+        for j in range(n):
+            g = p[P_HEADER + j]
+            re[j] = fr[g]
+            im[j] = fi[g]
+        _kiss_fft(re, im, tw, p, 1)
+        ob = row * out_step
+        for j in range(n):
+            out[ob + 2 * j] = _unscale(re[j], 2 * n)
+            out[ob + 2 * j + 1] = _unscale(im[j], 2 * n)
 
 
 def kiss_plan_arrays(plan: Any, header: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -660,6 +717,22 @@ def fft_auto_scale(x: Any, out: Any, scale_bits: Any) -> None:  # pragma: no cov
 # ----------------------------------------------------------------------------------------------
 
 
+def bind_irfft(plan: Any, x: np.ndarray, out: np.ndarray, rows: int, input_length: int,
+               output_length: int) -> Step | None:
+    """Irfft's rows through the compiled kiss_fftri; None when a view does not fit."""
+    n = plan.nfft
+    dtype = {"int16": np.int16, "int32": np.int32, "float32": np.float32}[plan.kind]
+    xs, ys = _flat(x, dtype), _flat(out, dtype)
+    if xs is None or ys is None or rows <= 0 or input_length < n + 1 or \
+            xs.size < 2 * rows * input_length or \
+            ys.size < (rows - 1) * output_length + 2 * n or not _separate((xs,), (ys,)):
+        return None
+    p, tw = kiss_plan_arrays(plan, {P_ROWS: rows, P_IN_LEN: 2 * input_length,
+                                    P_OUT_STEP: output_length})
+    buf = np.zeros((4, n + 1), tw.dtype)
+    return native.native_step(irfft, xs, ys, p, tw, buf)
+
+
 def _flat(a: np.ndarray, dtype: Any) -> np.ndarray | None:
     """A contiguous 1-D view of ``a`` when it has ``dtype``, else None."""
     if a.dtype != dtype or not a.flags.c_contiguous:
@@ -785,5 +858,5 @@ def bind_fft_auto_scale(x: np.ndarray, out: np.ndarray, scale_bits: np.ndarray
 
 
 __all__ = ["bind_energy", "bind_fft_auto_scale", "bind_filter_bank", "bind_filter_bank_log",
-           "bind_pcan", "bind_rfft", "bind_spectral_subtraction", "bind_square_root",
+           "bind_irfft", "bind_pcan", "bind_rfft", "bind_spectral_subtraction", "bind_square_root",
            "bind_window", "checked_step", "kiss_plan_arrays"]
