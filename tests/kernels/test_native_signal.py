@@ -233,30 +233,6 @@ def test_native_spectral_subtraction_matches_numpy_across_invokes(options: dict[
                          "SignalFilterBankSpectralSubtraction", inputs=feeds)
 
 
-def test_native_spectral_subtraction_reset() -> None:
-    """Reset zeroes the workspace the compiled loop updates: the invokes after it match a
-    numpy interpreter's from scratch."""
-    from test_signal_filter_bank import _spectral_subtraction
-
-    rng = np.random.default_rng(86)
-    model = _spectral_subtraction(16)
-    feeds = [rng.integers(0, 2**20, 16, dtype=np.uint64).astype(np.uint32) for _ in range(4)]
-    fast = Interpreter(model, native=True)
-    fast.allocate_tensors()
-    for x in feeds[:2]:
-        fast.set_input(0, x)
-        fast.invoke()
-    fast.reset()
-    ref = Interpreter(model, native=False)
-    ref.allocate_tensors()
-    for x in feeds[2:]:
-        for ip in (fast, ref):
-            ip.set_input(0, x)
-            ip.invoke()
-        for i in range(2):
-            assert np.array_equal(fast.get_output(i), ref.get_output(i))
-
-
 # -- the chain, as the audio_frontend families build it -----------------------------------------
 
 SIGNAL_OPS = ("SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalEnergy",
@@ -327,3 +303,63 @@ def test_native_irfft_matches_numpy(dtype: str) -> None:
     # output rows wider than fft_length: each row at its own offset, its tail left alone
     model = _irfft(dtype, 3, 16, 20)
     native_matches_numpy(model, "SignalIrfft", inputs=[[_samples(dtype, (3, 18), rng)]])
+
+
+# -- the ring-buffer ops: Framer, Stacker, Delay (state across invokes, reset) ---------------------
+
+def _int16(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.integers(-32768, 32768, shape).astype(np.int16)
+
+
+def test_native_ring_ops_match_numpy_across_invokes() -> None:
+    from test_signal_stateful import _delay, _framer, _stacker
+
+    rng = np.random.default_rng(89)
+    for outer, n_frames, size, step, prefill in (((), 1, 400, 160, True), ((), 2, 10, 4, False),
+                                                 ((3,), 1, 7, 7, False), ((2, 2), 3, 9, 2, True),
+                                                 ((), 1, 5, 8, False), ((), 3, 12, 5, True)):
+        feeds = [[_int16(rng, outer + (n_frames * step,))] for _ in range(6)]
+        native_matches_numpy(_framer(outer, n_frames, size, step, prefill), "SignalFramer",
+                             inputs=feeds)
+    for channels, left, right, step in ((40, 3, 0, 1), (4, 0, 2, 1), (5, 2, 2, 3), (3, 1, 1, 1),
+                                        (6, 0, 0, 1), (2, 4, 1, 5)):
+        feeds = [[_int16(rng, (channels,))] for _ in range(8)]
+        native_matches_numpy(_stacker(channels, left, right, step), "SignalStacker",
+                             inputs=feeds)
+    for shape, length in (((8,), 3), ((2, 5), 12), ((4,), 0), ((3, 1, 6), 6)):
+        feeds = [[_int16(rng, shape)] for _ in range(6)]
+        native_matches_numpy(_delay(shape, length), "SignalDelay", inputs=feeds)
+
+
+def test_native_ring_ops_reset() -> None:
+    """Invokes, reset, invokes: the compiled loops keep their state in the same workspaces
+    the kernels' reset clears, so both paths agree after it (outputs a not-yet-valid stack
+    leaves alone keep the arena's old bytes in both)."""
+    from test_signal_stateful import _delay, _framer, _stacker
+
+    rng = np.random.default_rng(90)
+    for model, shape, name in ((_framer((), 1, 10, 4, True), (4,), "SignalFramer"),
+                               (_delay((6,), 4), (6,), "SignalDelay"),
+                               (_stacker(3, 2, 1, 1), (3,), "SignalStacker"),
+                               (_spectral(), (16,), "SignalFilterBankSpectralSubtraction")):
+        dtype = np.uint32 if name.endswith("Subtraction") else np.int16
+        feeds = [_int16(rng, shape).astype(dtype) for _ in range(6)]
+        fast = Interpreter(model, native=True)
+        ref = Interpreter(model, native=False)
+        for ip in (fast, ref):
+            ip.allocate_tensors()
+        assert compiled_ops(fast)[name]
+        for k, x in enumerate(feeds):
+            for ip in (fast, ref):
+                if k == 3:
+                    ip.reset()
+                ip.set_input(0, x)
+                ip.invoke()
+            for i in range(ref.outputs_size()):
+                assert np.array_equal(fast.get_output(i), ref.get_output(i)), (name, k)
+
+
+def _spectral() -> bytes:
+    from test_signal_filter_bank import _spectral_subtraction
+
+    return _spectral_subtraction(16)

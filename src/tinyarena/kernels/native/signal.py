@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tinyarena.errors import KernelError
 from tinyarena.kernels import native
 
 Step = Callable[[], None]
@@ -713,6 +714,170 @@ def fft_auto_scale(x: Any, out: Any, scale_bits: Any) -> None:  # pragma: no cov
 
 
 # ----------------------------------------------------------------------------------------------
+# circular buffers (signal/src/circular_buffer.cc as ``signal._circular_buffer`` keeps them:
+# an int16 row of 2 * capacity, a state row [read, write, nonempty, started])
+# ----------------------------------------------------------------------------------------------
+
+
+@_helper
+def _ring_reset(buf: Any, st: Any) -> None:
+    for j in range(buf.shape[0]):
+        buf[j] = 0
+    st[0] = 0
+    st[1] = 0
+    st[2] = 0
+    st[3] = 1
+
+
+@_helper
+def _ring_available(st: Any, cap: int) -> int:
+    diff = st[1] - st[0]
+    if diff > 0:
+        return diff
+    if diff < 0:
+        return cap + diff
+    return cap if st[2] else 0
+
+
+@_helper
+def _ring_store(buf: Any, st: Any, cap: int, src: Any, s0: int, n: int) -> int:
+    """CircularBufferWrite of src[s0:s0 + n] (src must not be ``buf``); 1 on overflow,
+    nothing written."""
+    if n == 0:
+        return 0
+    if n > cap - _ring_available(st, cap):
+        return 1
+    write = st[1]
+    end = write + n
+    for j in range(n):
+        buf[write + j] = src[s0 + j]
+    if end < cap:
+        for j in range(n):
+            buf[cap + write + j] = src[s0 + j]
+        write = end
+    else:
+        n1 = cap - write
+        for j in range(n1):
+            buf[cap + write + j] = src[s0 + j]
+        for j in range(end - cap):
+            buf[j] = src[s0 + n1 + j]
+        write = end - cap
+    st[1] = write
+    st[2] = 1
+    return 0
+
+
+@_helper
+def _ring_store_zeros(buf: Any, st: Any, cap: int, tmp: Any, n: int) -> int:
+    for j in range(n):
+        tmp[j] = 0
+    return _ring_store(buf, st, cap, tmp, 0, n)
+
+
+@_helper
+def _ring_store_own(buf: Any, st: Any, cap: int, tmp: Any, s0: int, n: int) -> int:
+    """A write of the ring's own values (copied first, as the numpy Ring copies them)."""
+    for j in range(n):
+        tmp[j] = buf[s0 + j]
+    return _ring_store(buf, st, cap, tmp, 0, n)
+
+
+@_helper
+def _ring_get(buf: Any, st: Any, cap: int, out: Any, o: int, n: int) -> None:
+    read = st[0]
+    for j in range(n):
+        k = read + j
+        out[o + j] = buf[k] if k < cap else buf[k - cap]
+
+
+@_helper
+def _ring_discard(st: Any, cap: int, n: int) -> None:
+    read = st[0] + n
+    if read >= cap:
+        read -= cap
+    st[0] = read
+    if read == st[1]:
+        st[2] = 0
+
+
+@native.jit
+def framer(x: Any, y: Any, valid: Any, bufs: Any, states: Any, tmp: Any,
+           p: Any) -> int:  # pragma: no cover
+    """SignalFramer: per outer row, each step of samples into its ring, a frame out whenever
+    the ring holds one; p = (outer, n_frames, step, size, capacity, prefill)."""
+    outer, n_frames, step, size, cap, prefill = p[0], p[1], p[2], p[3], p[4], p[5]
+    ok = True
+    for i in range(outer):
+        buf = bufs[i]
+        st = states[i]
+        if not st[3]:  # FramerResetState
+            _ring_reset(buf, st)
+            if prefill and _ring_store_zeros(buf, st, cap, tmp, size - step):
+                return 1
+        for f in range(n_frames):
+            at = i * n_frames + f
+            if _ring_store(buf, st, cap, x, at * step, step):
+                return 1
+            if _ring_available(st, cap) >= size:
+                _ring_get(buf, st, cap, y, at * size, size)
+                _ring_discard(st, cap, step)
+            else:
+                ok = False
+    valid[0] = ok
+    return 0
+
+
+@native.jit
+def stacker(x: Any, y: Any, valid: Any, buf: Any, st: Any, tmp: Any,
+            p: Any) -> int:  # pragma: no cover
+    """SignalStacker; p = (channels, left_context, stack size, step); ``st`` holds the ring's
+    four fields and has_first_frame."""
+    channels, left, size, step = p[0], p[1], p[2], p[3]
+    if not st[3]:
+        _ring_reset(buf, st)
+        st[4] = 0
+    if _ring_store(buf, st, size, x, 0, channels):
+        return 1
+    if not st[4]:  # CircularBufferExtend: the first frame left_context more times
+        write = st[1]
+        start = write + size - channels if channels > write else write - channels
+        for _ in range(left):
+            if start + channels <= size:
+                if _ring_store_own(buf, st, size, tmp, start, channels):
+                    return 1
+            else:
+                n1 = size - start
+                if _ring_store_own(buf, st, size, tmp, start, n1) or \
+                        _ring_store_own(buf, st, size, tmp, 0, channels - n1):
+                    return 1
+        st[4] = 1
+    ok = _ring_available(st, size) >= size
+    if ok:
+        _ring_get(buf, st, size, y, 0, size)
+        _ring_discard(st, size, channels * step)
+    valid[0] = ok
+    return 0
+
+
+@native.jit
+def delay(x: Any, y: Any, bufs: Any, states: Any, tmp: Any, p: Any) -> int:  # pragma: no cover
+    """SignalDelay; p = (outer, frame, delay, capacity)."""
+    outer, frame, length, cap = p[0], p[1], p[2], p[3]
+    for i in range(outer):
+        buf = bufs[i]
+        st = states[i]
+        if not st[3]:
+            _ring_reset(buf, st)
+            if _ring_store_zeros(buf, st, cap, tmp, length):
+                return 1
+        if _ring_store(buf, st, cap, x, i * frame, frame):
+            return 1
+        _ring_get(buf, st, cap, y, i * frame, frame)
+        _ring_discard(st, cap, frame)
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
 # binds: shapes, types and aliasing checked here (the loops check nothing)
 # ----------------------------------------------------------------------------------------------
 
@@ -760,6 +925,57 @@ def checked_step(fn: Callable[..., int], args: tuple[Any, ...], fallback: Step) 
         if fn(*args):
             fallback()
     return native.quiet(step)
+
+
+def _overflow() -> None:
+    raise KernelError("circular buffer overflows (TFLM asserts): the op's sizes and steps do "
+                      "not fit together")
+
+
+def _rings_fit(bufs: np.ndarray, states: np.ndarray, outer: int, cap: int) -> bool:
+    return bufs.dtype == np.int16 and states.dtype == np.int64 and \
+        bufs.shape == (outer, 2 * cap) and states.ndim == 2 and states.shape[0] == outer and \
+        states.shape[1] >= 4 and bufs.flags.c_contiguous and states.flags.c_contiguous
+
+
+def bind_framer(x: np.ndarray, y: np.ndarray, valid: np.ndarray, bufs: np.ndarray,
+                states: np.ndarray, outer: int, n_frames: int, step: int, size: int, cap: int,
+                prefill: bool) -> Step | None:
+    xs, ys, vs = _flat(x, np.int16), _flat(y, np.int16), _flat(valid, np.bool_)
+    if xs is None or ys is None or vs is None or vs.size != 1 or \
+            not _rings_fit(bufs, states, outer, cap) or xs.size < outer * n_frames * step or \
+            ys.size < outer * n_frames * size or size > cap or step > cap or \
+            not _separate((xs,), (ys, vs)):
+        return None
+    p = np.array([outer, n_frames, step, size, cap, int(prefill)], np.int64)
+    tmp = np.zeros(cap, np.int16)
+    return checked_step(framer, (xs, ys, vs, bufs, states, tmp, p), _overflow)
+
+
+def bind_stacker(x: np.ndarray, y: np.ndarray, valid: np.ndarray, buf: np.ndarray,
+                 state: np.ndarray, channels: int, left: int, size: int, step: int
+                 ) -> Step | None:
+    xs, ys, vs = _flat(x, np.int16), _flat(y, np.int16), _flat(valid, np.bool_)
+    if xs is None or ys is None or vs is None or vs.size != 1 or buf.dtype != np.int16 or \
+            buf.shape != (2 * size,) or state.dtype != np.int64 or state.shape != (5,) or \
+            xs.size < channels or ys.size < size or channels > size or \
+            channels * step > size or not _separate((xs,), (ys, vs)):
+        return None
+    p = np.array([channels, left, size, step], np.int64)
+    tmp = np.zeros(size, np.int16)
+    return checked_step(stacker, (xs, ys, vs, buf, state, tmp, p), _overflow)
+
+
+def bind_delay(x: np.ndarray, y: np.ndarray, bufs: np.ndarray, states: np.ndarray, outer: int,
+               frame: int, length: int, cap: int) -> Step | None:
+    xs, ys = _flat(x, np.int16), _flat(y, np.int16)
+    if xs is None or ys is None or not _rings_fit(bufs, states, outer, cap) or \
+            xs.size < outer * frame or ys.size < outer * frame or frame > cap or \
+            length > cap or not _separate((xs,), (ys,)):
+        return None
+    p = np.array([outer, frame, length, cap], np.int64)
+    tmp = np.zeros(cap, np.int16)
+    return checked_step(delay, (xs, ys, bufs, states, tmp, p), _overflow)
 
 
 def bind_square_root(x: np.ndarray, scale_bits: np.ndarray, out: np.ndarray,
@@ -857,6 +1073,7 @@ def bind_fft_auto_scale(x: np.ndarray, out: np.ndarray, scale_bits: np.ndarray
     return native.native_step(fft_auto_scale, xs, ys, bits)
 
 
-__all__ = ["bind_energy", "bind_fft_auto_scale", "bind_filter_bank", "bind_filter_bank_log",
-           "bind_irfft", "bind_pcan", "bind_rfft", "bind_spectral_subtraction", "bind_square_root",
-           "bind_window", "checked_step", "kiss_plan_arrays"]
+__all__ = ["bind_delay", "bind_energy", "bind_fft_auto_scale", "bind_filter_bank",
+           "bind_filter_bank_log", "bind_framer", "bind_irfft", "bind_pcan", "bind_rfft",
+           "bind_spectral_subtraction", "bind_square_root", "bind_stacker", "bind_window",
+           "checked_step", "kiss_plan_arrays"]
