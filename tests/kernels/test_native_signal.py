@@ -335,12 +335,13 @@ def test_native_ring_ops_reset() -> None:
     """Invokes, reset, invokes: the compiled loops keep their state in the same workspaces
     the kernels' reset clears, so both paths agree after it (outputs a not-yet-valid stack
     leaves alone keep the arena's old bytes in both)."""
-    from test_signal_stateful import _delay, _framer, _stacker
+    from test_signal_stateful import _delay, _framer, _overlap_add, _stacker
 
     rng = np.random.default_rng(90)
     for model, shape, name in ((_framer((), 1, 10, 4, True), (4,), "SignalFramer"),
                                (_delay((6,), 4), (6,), "SignalDelay"),
                                (_stacker(3, 2, 1, 1), (3,), "SignalStacker"),
+                               (_overlap_add("int16", (), 1, 8, 3), (1, 8), "SignalOverlapAdd"),
                                (_spectral(), (16,), "SignalFilterBankSpectralSubtraction")):
         dtype = np.uint32 if name.endswith("Subtraction") else np.int16
         feeds = [_int16(rng, shape).astype(dtype) for _ in range(6)]
@@ -363,3 +364,21 @@ def _spectral() -> bytes:
     from test_signal_filter_bank import _spectral_subtraction
 
     return _spectral_subtraction(16)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "float32"])
+def test_native_overlap_add_matches_numpy(dtype: str) -> None:
+    """Several invokes (the buffers carry the frames' tails); int16 sums saturate often."""
+    from test_signal_stateful import _overlap_add
+
+    rng = np.random.default_rng(91)
+    for outer, n_frames, size, step in (((), 1, 8, 3), ((2,), 3, 6, 6), ((2, 1), 2, 10, 1),
+                                        ((), 2, 480, 160)):
+        shape = outer + (n_frames, size)
+        if dtype == "int16":
+            feeds = [[_int16(rng, shape)] for _ in range(4)]
+        else:
+            feeds = [[rng.normal(0, 3, shape).astype(np.float32)] for _ in range(3)]
+            feeds.append([np.full(shape, 3e38, np.float32)])  # sums overflow to inf
+        native_matches_numpy(_overlap_add(dtype, outer, n_frames, size, step),
+                             "SignalOverlapAdd", inputs=feeds)

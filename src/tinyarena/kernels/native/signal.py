@@ -877,6 +877,35 @@ def delay(x: Any, y: Any, bufs: Any, states: Any, tmp: Any, p: Any) -> int:  # p
     return 0
 
 
+def _accumulate(b: Any, v: Any) -> Any:  # pragma: no cover
+    """OverlapAdd's sum: int16 saturating, float32 plain (buffer + frame, numpy's order)."""
+
+
+@_overload(_accumulate)
+def _accumulate_impl(b, v):
+    if _is_float(b):
+        return lambda b, v: b + v
+    return lambda b, v: min(max(np.int64(v) + np.int64(b), -32768), 32767)
+
+
+@native.jit
+def overlap_add(x: Any, y: Any, buffers: Any, p: Any) -> None:  # pragma: no cover
+    """SignalOverlapAdd; p = (outer, n_frames, frame_size, frame_step)."""
+    outer, n_frames, size, step = p[0], p[1], p[2], p[3]
+    for i in range(outer):
+        buf = buffers[i]
+        for f in range(n_frames):
+            at = i * n_frames + f
+            for j in range(size):
+                buf[j] = _accumulate(buf[j], x[at * size + j])
+            for j in range(step):
+                y[at * step + j] = buf[j]
+            for j in range(size - step):
+                buf[j] = buf[j + step]
+            for j in range(size - step, size):
+                buf[j] = 0
+
+
 # ----------------------------------------------------------------------------------------------
 # binds: shapes, types and aliasing checked here (the loops check nothing)
 # ----------------------------------------------------------------------------------------------
@@ -978,6 +1007,19 @@ def bind_delay(x: np.ndarray, y: np.ndarray, bufs: np.ndarray, states: np.ndarra
     return checked_step(delay, (xs, ys, bufs, states, tmp, p), _overflow)
 
 
+def bind_overlap_add(x: np.ndarray, y: np.ndarray, buffers: np.ndarray, outer: int,
+                     n_frames: int, size: int, step: int) -> Step | None:
+    dtype = buffers.dtype
+    xs, ys = _flat(x, dtype), _flat(y, dtype)
+    if xs is None or ys is None or dtype not in (np.int16, np.float32) or \
+            buffers.shape != (outer, size) or not buffers.flags.c_contiguous or \
+            not 1 <= step <= size or xs.size < outer * n_frames * size or \
+            ys.size < outer * n_frames * step or not _separate((xs,), (ys,)):
+        return None
+    p = np.array([outer, n_frames, size, step], np.int64)
+    return native.native_step(overlap_add, xs, ys, buffers, p)
+
+
 def bind_square_root(x: np.ndarray, scale_bits: np.ndarray, out: np.ndarray,
                      fallback: Step) -> Step | None:
     xs, bits, ys = _flat(x, np.uint64), _flat(scale_bits, np.int32), _flat(out, np.uint32)
@@ -1074,6 +1116,6 @@ def bind_fft_auto_scale(x: np.ndarray, out: np.ndarray, scale_bits: np.ndarray
 
 
 __all__ = ["bind_delay", "bind_energy", "bind_fft_auto_scale", "bind_filter_bank",
-           "bind_filter_bank_log", "bind_framer", "bind_irfft", "bind_pcan", "bind_rfft",
+           "bind_filter_bank_log", "bind_framer", "bind_irfft", "bind_overlap_add", "bind_pcan", "bind_rfft",
            "bind_spectral_subtraction", "bind_square_root", "bind_stacker", "bind_window",
            "checked_step", "kiss_plan_arrays"]
