@@ -1116,6 +1116,6 @@ def bind_fft_auto_scale(x: np.ndarray, out: np.ndarray, scale_bits: np.ndarray
 
 
 __all__ = ["bind_delay", "bind_energy", "bind_fft_auto_scale", "bind_filter_bank",
-           "bind_filter_bank_log", "bind_framer", "bind_irfft", "bind_overlap_add", "bind_pcan", "bind_rfft",
-           "bind_spectral_subtraction", "bind_square_root", "bind_stacker", "bind_window",
-           "checked_step", "kiss_plan_arrays"]
+           "bind_filter_bank_log", "bind_framer", "bind_irfft", "bind_overlap_add", "bind_pcan",
+           "bind_rfft", "bind_spectral_subtraction", "bind_square_root", "bind_stacker",
+           "bind_window", "checked_step", "kiss_plan_arrays"]
