@@ -270,23 +270,6 @@ def test_native_front_end_chain_matches_numpy(frame: int, fft_length: int, chann
         native_matches_numpy(model, "SignalRfft", target, inputs=feeds)
 
 
-# -- CAST from integers (the front end's int16 features to int32 / float32, int32 to int8) ------
-
-def test_native_integer_cast_matches_numpy() -> None:
-    """Every integer source and integer/float32 target: wrapping narrowing, sign extension,
-    rounding to float32 (int32/uint32 values beyond 2**24), the extremes included."""
-    from unary_cases import single_op_model
-
-    rng = np.random.default_rng(87)
-    for src in ("int8", "int16", "int32", "uint32"):
-        info = np.iinfo(src)
-        x = rng.integers(info.min, info.max, (3, 17), endpoint=True, dtype=np.int64).astype(src)
-        x.reshape(-1)[:4] = (info.min, info.max, 0, (1 << 24) + 1 if info.bits == 32 else 1)
-        for dst in ("int8", "int16", "int32", "uint32", "float32"):
-            model = single_op_model("CAST", (3, 17), src, None, (3, 17), dst, None)
-            native_matches_numpy(model, "CAST", inputs=[[x]])
-
-
 # -- Irfft ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])

@@ -13,12 +13,9 @@ tensors input and output.
 
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
@@ -71,18 +68,5 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
         np.copyto(out, values, casting="unsafe")
 
 
-def bind(ctx: EvalContext, op: Operator, data: None) -> Callable[[], None] | None:
-    """Integer sources with compiled kernels on: one compiled conversion loop
-    (``native.cast``); eval otherwise, and wherever eval would raise."""
-    if not native.enabled(ctx) or len(op.inputs) != 1 or len(op.outputs) != 1:
-        return None
-    in_t, out_t = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
-    if in_t is None or out_t is None or in_t.type not in _IN or out_t.type not in _OUT:
-        return None
-    from tinyarena.kernels.native.cast import bind_cast
-
-    return bind_cast(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]))
-
-
-REGISTRATION = Registration("CAST", init=None, prepare=prepare, eval=eval_, bind=bind,
+REGISTRATION = Registration("CAST", init=None, prepare=prepare, eval=eval_,
                             builtin_data="TfLiteCastParams")
