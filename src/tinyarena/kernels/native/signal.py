@@ -1,18 +1,25 @@
-"""Compiled loops of TFLM's signal library (``kernels/signal``): kissfft's real FFT and the
-audio front end's per-channel ops.
+"""Compiled loops of TFLM's signal library (``kernels/signal``): kissfft's real FFT and its
+inverse, the audio front end's per-channel ops, and the ring-buffer ops.
 
 Why: the numpy paths of these ops run a handful of vectorised passes per call (kissfft's
-stages, the digit-by-digit square root, the log table) and cost 0.1-2 ms per invoke of the
-audio front end, where the wheel's C takes 12 us for the whole chain; they run once per 10 ms
-audio frame in a wake-word pipeline.
+stages, the digit-by-digit square root, the log table, a ring write per frame) and cost
+0.1-2 ms per invoke of the audio front end, where the wheel's C takes 12 us for the whole
+chain; they run once per 10 ms audio frame in a wake-word pipeline.
 
 Each loop is the scalar C arithmetic the numpy path reproduces (``signal/_kiss_fft.py``,
-``_common.sqrt64``, ``pcan.wide_dynamic_function``, ``filter_bank_log.log32``...), written
-once per element. kissfft's macros (``_kiss_fft_guts.h``) are numba overloads that pick the
-fixed-point form (int64 working values truncated to the sample width, ``sround``, C_FIXDIV)
-or the float form (float32, C's operand order) from the working array's type, so the
-butterflies below are written once for the three builds. None of these ops reads
+``_common.sqrt64``, ``pcan.wide_dynamic_function``, ``filter_bank_log.log32``,
+``_circular_buffer.Ring``...), written once per element. kissfft's macros
+(``_kiss_fft_guts.h``) are numba overloads that pick the fixed-point form (int64 working
+values truncated to the sample width, ``sround``, C_FIXDIV) or the float form (float32, C's
+operand order, no contraction) from the working array's type, so the butterflies are written
+once for the three builds. State kept between invokes (spectral subtraction's noise estimate,
+the rings of Framer/Stacker/Delay, OverlapAdd's buffers) stays in the kernels' own
+workspaces, so reset and the numpy path see the same state. None of these ops reads
 ``ctx.target``: their numpy paths are the same on every target, and so are these loops.
+
+Where eval raises on values only known at invoke time (FilterBankSquareRoot's scale, PCAN's
+table reach, a ring overflow), the loop returns 1 before writing anything and the step runs
+eval (or raises) instead: ``checked_step``.
 """
 
 from __future__ import annotations
