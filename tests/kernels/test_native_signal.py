@@ -365,3 +365,28 @@ def test_native_overlap_add_matches_numpy(dtype: str) -> None:
             feeds.append([np.full(shape, 3e38, np.float32)])  # sums overflow to inf
         native_matches_numpy(_overlap_add(dtype, outer, n_frames, size, step),
                              "SignalOverlapAdd", inputs=feeds)
+
+
+def test_native_filter_bank_declines_bands_given_at_invoke_time() -> None:
+    """Band tensors that are graph inputs cannot be checked at bind: numpy runs them (and
+    raises, as before, for a band reaching past the spectrum)."""
+    from tinyarena.errors import KernelError
+
+    b = ModelBuilder()
+    x = b.add_input("x", (16,), "uint32")
+    widths = b.add_input("widths", (3,), "int16")
+    tensors = [x, b.add_constant("w", np.arange(12, dtype=np.int16)),
+               b.add_constant("u", np.arange(12, dtype=np.int16)),
+               b.add_constant("fs", np.array([0, 4, 8], np.int16)),
+               b.add_constant("ws", np.array([0, 4, 8], np.int16)), widths]
+    y = b.add_tensor("y", (2,), "uint64")
+    b.add_operator("SignalFilterBank", tensors, [y], custom_options=flex(num_channels=2))
+    b.mark_output(y)
+    model = b.build()
+    ip = Interpreter(model, native=True)
+    ip.allocate_tensors()
+    assert not compiled_ops(ip)["SignalFilterBank"]
+    ip.set_input(0, np.arange(16, dtype=np.uint32))
+    ip.set_input(1, np.array([4, 4, 9], np.int16))
+    with pytest.raises(KernelError, match="band"):
+        ip.invoke()
