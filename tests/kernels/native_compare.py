@@ -46,6 +46,7 @@ def native_matches_numpy(model: bytes, op_name: str, target: str | None = None,
         for i, got in enumerate(outputs):
             want = ref.output(i)
             assert got.dtype == want.dtype and got.shape == want.shape
-            assert np.array_equal(got.view(np.uint8), np.asarray(want).view(np.uint8)), \
+            assert np.array_equal(got.reshape(-1).view(np.uint8),  # 0-d: view needs 1-d
+                                  np.asarray(want).reshape(-1).view(np.uint8)), \
                 (op_name, target, k, i, got, want)
     return outputs

@@ -119,3 +119,19 @@ def test_small_built_models(model: bytes) -> None:
     ip = _ready(model)
     _tensors_in_arena(ip)
     assert _invoke_peak(ip) < BOUND
+
+
+def test_first_invoke_compiles_nothing_with_compiled_kernels() -> None:
+    """With the ``fast`` extra the compiled kernels are made (or loaded from numba's cache) at
+    allocate_tensors, for the exact argument types they are bound to: the very first invoke,
+    without a warm-up, stays within the bound (compiling a kernel allocates megabytes)."""
+    from tinyarena.kernels import native
+
+    if not native.available():
+        pytest.skip("numba (extra 'fast') absent")
+    model = streaming_model(kernels=(3, 5), channels=8)
+    ip = tinyarena.Interpreter(model, native=True)
+    ip.allocate_tensors()
+    for i, d in enumerate(ip.get_input_details()):
+        ip.set_input(np.zeros(d["shape"], d["dtype"]), i)
+    assert _invoke_peak(ip) < BOUND

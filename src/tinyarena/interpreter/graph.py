@@ -69,6 +69,10 @@ class Graph:
                 f"subgraph {index} invoked, but the model has {self.subgraph_count} subgraphs")
         self._plans[index].run()  # an aborting kernel ends its subgraph (InvokePlan.run)
 
+    def steps(self) -> tuple[Any, ...]:
+        """Every bound step of every subgraph (for accounting, never for running)."""
+        return tuple(step for plan in self._plans for step in plan.steps)
+
     def reset_kernels(self) -> None:
         """MicroInterpreterGraph::ResetSubgraphs: every kernel's reset, subgraph and op order."""
         for ctx, nodes, resets in zip(self._contexts, self._nodes, self._resets):

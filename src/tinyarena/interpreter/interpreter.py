@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -44,6 +45,7 @@ from tinyarena.interpreter.placement import (
 )
 from tinyarena.interpreter.resolver import OpResolver
 from tinyarena.kernels import native as native_kernels
+from tinyarena.kernels.native import is_quiet
 from tinyarena.kernels.base import EvalFn, Registration, initial_array
 from tinyarena.model.types import NUMPY_DTYPES, Model, Subgraph, Tensor
 
@@ -72,6 +74,7 @@ class AllocationReport:
     workspace_count: int
     min_arena: int | None = None
     text: str = field(default="", repr=False)
+    compiled_constant_bytes: int = 0  # constants packed by compiled kernels (kernels.native)
 
     def __str__(self) -> str:
         return self.text
@@ -83,6 +86,7 @@ class AllocationReport:
             "categories": {name: {"used": u, "requested": r, "count": c}
                            for name, (u, r, c) in self.categories.items()},
             "workspace_bytes": self.workspace_bytes, "workspace_count": self.workspace_count,
+            "compiled_constant_bytes": self.compiled_constant_bytes,
         }
 
 
@@ -193,6 +197,28 @@ def _reset_value(tensor: Tensor) -> int:
     if tensor.type.name == "INT8" and q is not None and len(q.zero_point) > 0:
         return int(q.zero_point[0])
     return 0
+
+
+def _root_array(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _compiled_constant_bytes(alloc: _Allocation, arena: np.ndarray) -> int:
+    """Memory owned by the arrays compiled steps were bound to (``native.native_step``: a
+    partial whose arguments are arrays), each counted once, less the arena and workspaces."""
+    shared = {id(_root_array(a)) for a in (arena, *alloc.workspace_memory, *alloc.workspaces)}
+    owned: dict[int, int] = {}
+    for step in alloc.graph.steps():
+        if not (is_quiet(step) and isinstance(step, partial)):
+            continue
+        for arg in step.args:
+            if isinstance(arg, np.ndarray):
+                root = _root_array(arg)
+                if root.base is None and id(root) not in shared:  # made at bind, not a view
+                    owned[id(root)] = root.nbytes
+    return sum(owned.values())
 
 
 @dataclass(frozen=True)
@@ -602,6 +628,14 @@ class Interpreter:
         (persistent) workspaces plus the one scratch pool all ops share."""
         return int(sum(m.nbytes for m in self._allocated().workspace_memory))
 
+    def compiled_constant_bytes(self) -> int:
+        """Bytes the compiled kernels' steps own (weights in the layout their loops read,
+        per-channel parameters, small accumulators), outside the arena and the workspaces;
+        0 with ``native=False``. Arena views, workspaces and the model's constants they read
+        in place are not counted."""
+        alloc = self._allocated()
+        return _compiled_constant_bytes(alloc, self.arena)
+
     def allocation_report(self) -> AllocationReport:
         """TFLM's recording-allocator numbers (and text) plus tinyarena's workspaces."""
         alloc = self._allocated()
@@ -618,11 +652,15 @@ class Interpreter:
                      f"{len(alloc.workspaces)} buffers ({ws_bytes - pool} bytes in {kept} "
                      f"persistent, {pool} bytes in one scratch pool shared by "
                      f"{len(alloc.workspaces) - kept})")
+        compiled = self.compiled_constant_bytes()
+        if compiled:
+            lines.append(f"[tinyarena] compiled kernels' packed constants outside the arena: "
+                         f"{compiled} bytes")
         min_arena = layout.min_arena
         return AllocationReport(
             arena_size=int(self.arena.shape[0]), head=int(layout.head), tail=int(layout.tail),
             total=int(layout.total), categories=categories, workspace_bytes=ws_bytes,
-            workspace_count=len(alloc.workspaces),
+            workspace_count=len(alloc.workspaces), compiled_constant_bytes=compiled,
             min_arena=int(min_arena), text="\n".join(lines))
 
     def tensor_offset(self, tensor_index: int, subgraph_index: int = 0) -> int | None:

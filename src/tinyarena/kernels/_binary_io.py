@@ -102,9 +102,10 @@ BLOCK = 4096  # elements per block of a blocked binary eval
 
 def bind_float_binary(ctx: EvalContext, op: Operator, shapes: BinaryShapes,
                       lo: float = -np.inf, hi: float = np.inf) -> Callable[[], None] | None:
-    """bind of DIV (float32), MAXIMUM, MINIMUM or SQUARED_DIFFERENCE (float32, int32) with
-    compiled kernels on: ``native.float_binary``'s loop over the collapsed broadcast (clamped
-    to [lo, hi]); None (eval runs) without them or when it declines."""
+    """bind of a float32 DIV, MAXIMUM, MINIMUM or SQUARED_DIFFERENCE (or an int32
+    SQUARED_DIFFERENCE) with compiled kernels on: ``native.float_binary``'s loop over the
+    collapsed broadcast (clamped to [lo, hi]); None (eval runs) without them or when it
+    declines."""
     if not native.enabled(ctx):
         return None
     from tinyarena.kernels.native.float_binary import bind_float_binary as bind

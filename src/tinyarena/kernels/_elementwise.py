@@ -667,10 +667,13 @@ def _eval_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> None:
 
 
 def _bind_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> Step | None:
-    """int8 with compiled kernels on: the table lookups of ``native.binary``; float32 and
-    int32: the loops of ``native.float_binary``; else eval."""
+    """int8 with compiled kernels on: the table lookups of ``native.binary``; int16 and
+    int32: its fixed-point and wrapping loops; float32: the loop of ``native.float_binary``;
+    else eval."""
     run = data.run
-    if run is not None and run.kind in ("float", "int32") and run.lo is not None and \
+    if run is not None and run.kind in ("addsub16", "mul16", "int32") and native.enabled(ctx):
+        return _bind_integer(ctx, op, run)
+    if run is not None and run.kind == "float" and run.lo is not None and \
             run.hi is not None and native.enabled(ctx):
         from tinyarena.kernels.native.float_binary import bind_float_binary
 
@@ -687,6 +690,35 @@ def _bind_binary(ctx: EvalContext, op: Operator, data: BinaryOpData) -> Step | N
     return bind_table_binary(ctx.workspace(run.table_workspace), ctx.tensor_data(op.inputs[0]),
                              ctx.tensor_data(op.inputs[1]), ctx.tensor_data(op.outputs[0]),
                              plan.shape1, plan.shape2, plan.shape_out)
+
+
+def _bind_integer(ctx: EvalContext, op: Operator, run: BinaryRun) -> Step | None:
+    """int16 and int32 ADD/SUB/MUL compiled (``native.binary``), or None (numpy)."""
+    from tinyarena.kernels.native import binary
+
+    plan = run.plan
+    if run.kind == "int32":
+        if run.ufunc is np.add:
+            mode = binary.MODE_ADD32
+        elif run.ufunc is np.subtract:
+            mode = binary.MODE_SUB32
+        elif run.ufunc is np.multiply:
+            mode = binary.MODE_MUL32
+        else:
+            return None
+        lo = int(run.lo) if run.clamp and run.lo is not None else INT32_MIN
+        hi = int(run.hi) if run.clamp and run.hi is not None else INT32_MAX
+        return binary.bind_int32(mode, lo, hi, ctx.tensor_data(op.inputs[0]),
+                                 ctx.tensor_data(op.inputs[1]), ctx.tensor_data(op.outputs[0]),
+                                 plan.shape1, plan.shape2, plan.shape_out)
+    if run.kind == "mul16":
+        mode = binary.MODE_MUL
+    else:
+        mode = binary.MODE_SUB if run.ufunc is np.subtract else binary.MODE_ADD
+    bind_quantized16 = binary.bind_quantized16
+    return bind_quantized16(mode, run.params, ctx.tensor_data(op.inputs[0]),
+                            ctx.tensor_data(op.inputs[1]), ctx.tensor_data(op.outputs[0]),
+                            plan.shape1, plan.shape2, plan.shape_out)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -16,7 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
+from tinyarena.kernels import native
+from tinyarena.kernels.base import (
+    EvalContext,
+    PrepareContext,
+    Registration,
+    Step,
+    required_tensor,
+)
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
 CHUNK = 2048  # float -> int converts this many values at a time (float64 temporaries)
@@ -68,5 +75,17 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
         np.copyto(out, values, casting="unsafe")
 
 
-REGISTRATION = Registration("CAST", init=None, prepare=prepare, eval=eval_,
+def bind(ctx: EvalContext, op: Operator, data: None) -> Step | None:
+    """With compiled kernels on: ``native.cast`` for the pairs eval supports; else eval (which
+    also raises for the unsupported ones)."""
+    in_t, out_t = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    if not native.enabled(ctx) or in_t is None or out_t is None or in_t.type not in _IN or \
+            out_t.type not in _OUT:
+        return None
+    from tinyarena.kernels.native.cast import bind_cast
+
+    return bind_cast(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]))
+
+
+REGISTRATION = Registration("CAST", init=None, prepare=prepare, eval=eval_, bind=bind,
                             builtin_data="TfLiteCastParams")

@@ -14,6 +14,8 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._bound import MAX_RUNS, copy_pieces
+from tinyarena.kernels import native
+from tinyarena.kernels.native import quiet
 from tinyarena.kernels._quant import tensor_quant
 from tinyarena.kernels.base import (
     EvalContext,
@@ -104,16 +106,24 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """The same copies as byte pieces fixed at bind time: input j's slab of every outer row."""
+    """The same copies as byte pieces fixed at bind time: input j's slab of every outer row
+    (a 2-D strided copy per input when there are many such slabs)."""
     out = ctx.tensor_data(op.outputs[OUTPUT])
     parts = [ctx.tensor_data(i) for i in op.inputs]
     if out.ndim == 0 or not all(p.flags.c_contiguous for p in (out, *parts)):
         return None
     outer = int(np.prod(out.shape[:data.axis], dtype=np.int64))
     inner = int(np.prod(out.shape[data.axis + 1:], dtype=np.int64)) * out.dtype.itemsize
-    if outer * len(parts) > 4 * MAX_RUNS:
-        return None  # many small pieces: np.concatenate in eval does better
     row = out.shape[data.axis] * inner
+    if outer * len(parts) > 4 * MAX_RUNS:
+        sizes = [p.shape[data.axis] * inner for p in parts]
+        if native.enabled(ctx):
+            from tinyarena.kernels.native.concat import bind_concat_rows
+
+            step = bind_concat_rows(out, parts, outer, sizes)
+            if step is not None:
+                return step
+        return _strided_copies(out, parts, outer, row, sizes)
     pieces = []
     for o in range(outer):
         at = o * row
@@ -122,6 +132,26 @@ def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
             pieces.append((out, at, p, o * size, size))
             at += size
     return copy_pieces(pieces)
+
+
+def _strided_copies(out: np.ndarray, parts: list[np.ndarray], outer: int, row: int,
+                    sizes: list[int]) -> Step:
+    """Many small pieces (a concatenation along an inner axis): one 2-D byte copy per input,
+    its ``outer`` rows of ``size`` bytes into a column band of the output's rows. Byte copies
+    raise no float warnings, so the step is quiet."""
+    dst = out.reshape(-1).view(np.uint8).reshape(outer, row)
+    pairs = []
+    at = 0
+    for p, size in zip(parts, sizes):
+        if size:
+            pairs.append((dst[:, at:at + size], p.reshape(-1).view(np.uint8).reshape(outer, size)))
+        at += size
+    copyto = np.copyto
+
+    def step() -> None:
+        for d, s in pairs:
+            copyto(d, s)
+    return quiet(step)
 
 
 REGISTRATION = Registration("CONCATENATION", init=init, prepare=prepare, eval=eval_, bind=bind,

@@ -190,38 +190,42 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
                           f"{data.type.name.lower()}")
 
 
-_TRAP_MESSAGE = ("int32 DIV by zero (or INT32_MIN / -1): TFLM traps on it; keep the divisor "
-                 "non-zero")
+_TRAP = ("int32 DIV by zero (or INT32_MIN / -1): TFLM traps on it; keep the divisor "
+         "non-zero")
 
 
 def int32_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """C's int32 division (truncating); KernelError where TFLM would trap (SIGFPE)."""
     a64, b64 = a.astype(np.int64), b.astype(np.int64)
     if np.any(b64 == 0) or np.any((a64 == INT32_MIN) & (b64 == -1)):
-        raise KernelError(_TRAP_MESSAGE)
+        raise KernelError(_TRAP)
     return np.abs(a64) // np.abs(b64) * np.sign(a64) * np.sign(b64)
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """float32 and int32 with compiled kernels on: ``native.float_binary``'s loops (the
-    quotient, then the activation clamp; ``_binary_io.bind_float_binary``; int32 raises
-    eval's error where TFLM traps); else eval."""
+    """With compiled kernels on: float32 as ``native.float_binary``'s quotient and clamp
+    (``_binary_io.bind_float_binary``); the integer types in ``native.binary``: int8 looks its
+    pairs up in the prepared table, int32 divides (raising where TFLM traps); else eval."""
     if data.type == TensorType.FLOAT32:
-        lo, hi = calculate_activation_range_float(data.activation)
-        return bind_float_binary(ctx, op, data.shapes, lo, hi)
-    if data.type != TensorType.INT32 or not native.enabled(ctx):
+        lo_f, hi_f = calculate_activation_range_float(data.activation)
+        return bind_float_binary(ctx, op, data.shapes, lo_f, hi_f)
+    if data.type not in (TensorType.INT8, TensorType.INT32) or not native.enabled(ctx):
         return None
-    from tinyarena.kernels.native.float_binary import bind_int32_divide
+    from tinyarena.kernels.native.binary import bind_divide_int32, bind_table_binary
 
     plan = broadcast_plan(data.shapes.shape1, data.shapes.shape2)
-    lo_i, hi_i = calculate_activation_range_int(data.activation, np.int32)
-    x1, x2, out = binary_views(ctx, op, data.shapes)
-    return bind_int32_divide(x1, x2, out, plan.shape1, plan.shape2, plan.shape_out, lo_i, hi_i,
-                             _trap)
-
-
-def _trap() -> None:
-    raise KernelError(_TRAP_MESSAGE)
+    x1 = ctx.tensor_data(op.inputs[0])
+    x2 = ctx.tensor_data(op.inputs[1])
+    out = ctx.tensor_data(op.outputs[0])
+    if data.type == TensorType.INT8:
+        table = ctx.workspace(data.table)
+        if not table.flags.c_contiguous:
+            return None
+        return bind_table_binary(table.reshape(-1), x1, x2, out, plan.shape1, plan.shape2,
+                                 plan.shape_out)
+    lo, hi = calculate_activation_range_int(data.activation, np.int32)
+    return bind_divide_int32(x1, x2, out, int(lo), int(hi), plan.shape1, plan.shape2,
+                             plan.shape_out, _TRAP)
 
 
 REGISTRATION = Registration("DIV", init=init, prepare=prepare, eval=eval_, bind=bind,

@@ -24,6 +24,7 @@ from tinyarena.kernels._sigmoid_tanh import (
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels._quant import tensor_quant
+from tinyarena.kernels import native
 from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
@@ -86,14 +87,28 @@ def eval_(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
-    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); float32: the
-    compiled loop (``_bound.float_unary``) with the target's expf; else eval."""
+    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); with compiled
+    kernels on, int16: the table-and-lerp of ``native.sigmoid_tanh``, float32: the loop of
+    ``_bound.float_unary`` with the target's expf; else eval."""
     if data.type == _F32:
         return float_unary(ctx, op, "LOGISTIC", libm=data.libm)
+    if data.type == _I16:
+        return _bind_int16(ctx, op, data)
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
                      lambda v: logistic_int8(v, data.params), ctx)
+
+
+def _bind_int16(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
+    """int16 with compiled kernels on: ``native.sigmoid_tanh``; else eval."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.sigmoid_tanh import MODE_LOGISTIC, bind_sigmoid_tanh16
+
+    return bind_sigmoid_tanh16(MODE_LOGISTIC, data.params.input_multiplier,
+                               data.params.input_left_shift, ctx.tensor_data(op.inputs[INPUT]),
+                               ctx.tensor_data(op.outputs[OUTPUT]))
 
 
 REGISTRATION = Registration("LOGISTIC", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels._binary_io import BinaryShapes, bind_float_binary
-from tinyarena.kernels._elementwise import broadcast_output_shape
+from tinyarena.kernels._elementwise import broadcast_output_shape, broadcast_plan
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, Step
 from tinyarena.model.types import NUMPY_DTYPES, Operator, TensorType
 
@@ -81,10 +82,21 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
 
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
-    """With compiled kernels on: eval's selection as ``native.float_binary``'s loops (any
-    supported type; ``_binary_io.bind_float_binary``); else eval."""
-    shapes = BinaryShapes(tuple(data.shape1), tuple(data.shape2), tuple(data.shape_out))
-    return bind_float_binary(ctx, op, shapes)
+    """With compiled kernels on: float32 as ``native.float_binary``'s selection
+    (``_binary_io.bind_float_binary``), integer types as ``native.binary.pick_pairs`` (no NaN
+    to order, so the comparison alone is the op); else eval."""
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if out.dtype == np.float32:
+        shapes = BinaryShapes(tuple(data.shape1), tuple(data.shape2), tuple(data.shape_out))
+        return bind_float_binary(ctx, op, shapes)
+    if out.dtype.kind not in "iu" or not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.binary import bind_pick
+
+    plan = broadcast_plan(data.shape1, data.shape2)
+    return bind_pick(data.op == "MAXIMUM", ctx.tensor_data(op.inputs[INPUT1]),
+                     ctx.tensor_data(op.inputs[INPUT2]), out, plan.shape1, plan.shape2,
+                     plan.shape_out)
 
 
 REGISTRATIONS = {

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from tinyarena.kernels import native
 from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._quantize_math import (
@@ -27,7 +29,7 @@ from tinyarena.kernels.base import (
     Registration,
     Step,
 )
-from tinyarena.model.types import Operator
+from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
 OUTPUT = 0
@@ -68,7 +70,8 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
 
 def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
     """int8/uint8 in: the reference arithmetic as a 256-entry table; other integer inputs
-    with the whole-tensor plan: the compiled Requantize (``native.quantize``); else eval."""
+    with the whole-tensor plan: the compiled Requantize (``native.quantize``); float32 in,
+    int8/int16 out: the compiled AffineQuantize; else eval."""
     ref = data.ref
     x = ctx.tensor_data(op.inputs[INPUT])
     out = ctx.tensor_data(op.outputs[OUTPUT])
@@ -80,6 +83,13 @@ def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
         step = bind_requantize(x, out, ref.requantize_multiplier, ref.requantize_shift,
                                ref.input_zero_point, ref.output_zero_point, fast.act_min,
                                fast.act_max)
+    if step is None and ref.input_type == TensorType.FLOAT32 and native.enabled(ctx) and \
+            ref.output_type in (TensorType.INT8, TensorType.INT16):
+        from tinyarena.kernels.native.quantize import bind_affine_quantize
+
+        info = np.iinfo(np.int8 if ref.output_type == TensorType.INT8 else np.int16)
+        step = bind_affine_quantize(x, out, float(np.float32(ref.output_scale)),
+                                    ref.output_zero_point, int(info.min), int(info.max))
     return step
 
 

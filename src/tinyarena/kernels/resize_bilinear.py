@@ -12,7 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
+from tinyarena.kernels import native
+from tinyarena.kernels.base import (
+    EvalContext,
+    PrepareContext,
+    Registration,
+    Step,
+    required_tensor,
+)
 from tinyarena.model.options import ResizeBilinearOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -120,5 +127,31 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
         out[:, y] = rounded.astype(np.int8)
 
 
+def bind(ctx: EvalContext, op: Operator, data: None) -> Step | None:
+    """With compiled kernels on: ``native.resize``'s int8 / float32 loops over the coordinates
+    computed here as eval computes them; None (eval runs, and raises) for anything else."""
+    out_t = ctx.tensor(op.outputs[0])
+    if not native.enabled(ctx) or out_t is None or \
+            out_t.type not in (TensorType.FLOAT32, TensorType.INT8):
+        return None
+    from tinyarena.kernels.native.resize import bind_bilinear_float, bind_bilinear_int
+
+    options = _options(op)
+    source = ctx.tensor_data(op.inputs[0])
+    size = ctx.tensor_data(op.inputs[1]).reshape(-1)
+    out = ctx.tensor_data(op.outputs[0])
+    if size.size < 2 or source.ndim != 4 or \
+            out.shape != (source.shape[0], int(size[0]), int(size[1]), source.shape[3]):
+        return None
+    height, width = out.shape[1], out.shape[2]
+    align, half = options.align_corners, options.half_pixel_centers
+    if out_t.type == TensorType.FLOAT32:
+        return bind_bilinear_float(source, out,
+                                   _float_coords(height, source.shape[1], align, half),
+                                   _float_coords(width, source.shape[2], align, half))
+    return bind_bilinear_int(source, out, _int_coords(height, source.shape[1], align, half),
+                             _int_coords(width, source.shape[2], align, half))
+
+
 REGISTRATION = Registration("RESIZE_BILINEAR", init=None, prepare=prepare, eval=eval_,
-                            builtin_data="TfLiteResizeBilinearParams")
+                            bind=bind, builtin_data="TfLiteResizeBilinearParams")

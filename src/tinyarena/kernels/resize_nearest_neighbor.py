@@ -12,7 +12,14 @@ import numpy as np
 
 from tinyarena.errors import KernelError
 from tinyarena.kernels._lut import round_half_away_f32
-from tinyarena.kernels.base import EvalContext, PrepareContext, Registration, required_tensor
+from tinyarena.kernels import native
+from tinyarena.kernels.base import (
+    EvalContext,
+    PrepareContext,
+    Registration,
+    Step,
+    required_tensor,
+)
 from tinyarena.model.options import ResizeNearestNeighborOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -79,5 +86,26 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
         np.take(source[:, row], cols, axis=1, out=out[:, y], mode="clip")
 
 
+def bind(ctx: EvalContext, op: Operator, data: None) -> Step | None:
+    """With compiled kernels on: ``native.resize.nearest`` copying the pixels eval's indices
+    pick; None (eval runs, and raises) for an unsupported type or a mismatched shape."""
+    out_t = ctx.tensor(op.outputs[OUTPUT])
+    if not native.enabled(ctx) or out_t is None or out_t.type not in _SUPPORTED:
+        return None
+    from tinyarena.kernels.native.resize import bind_nearest
+
+    options = op.options if isinstance(op.options, ResizeNearestNeighborOptions) \
+        else ResizeNearestNeighborOptions()
+    source = ctx.tensor_data(op.inputs[INPUT])
+    size = ctx.tensor_data(op.inputs[SIZE]).reshape(-1)
+    out = ctx.tensor_data(op.outputs[OUTPUT])
+    if size.size < 2 or source.ndim != 4 or \
+            out.shape != (source.shape[0], int(size[0]), int(size[1]), source.shape[3]):
+        return None
+    align, half = options.align_corners, options.half_pixel_centers
+    return bind_nearest(source, out, nearest_indices(out.shape[1], source.shape[1], align, half),
+                        nearest_indices(out.shape[2], source.shape[2], align, half))
+
+
 REGISTRATION = Registration("RESIZE_NEAREST_NEIGHBOR", init=None, prepare=prepare, eval=eval_,
-                            builtin_data="TfLiteResizeNearestNeighborParams")
+                            bind=bind, builtin_data="TfLiteResizeNearestNeighborParams")

@@ -21,6 +21,7 @@ from tinyarena.kernels._sigmoid_tanh import (
     tanh_int16,
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
+from tinyarena.kernels import native
 from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
@@ -70,14 +71,28 @@ def _tanh_float(x: np.ndarray) -> np.ndarray:
 
 
 def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
-    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); float32: the
-    compiled tanhf loop (``_bound.float_unary``); else eval."""
+    """int8: eval's arithmetic as a 256-entry table (``_bound.unary_lut``); with compiled
+    kernels on, int16: the table-and-lerp of ``native.sigmoid_tanh``, float32: the loop of
+    ``_bound.float_unary``; else eval."""
     if data.type == _F32:
         return float_unary(ctx, op, "TANH")
+    if data.type == _I16:
+        return _bind_int16(ctx, op, data)
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
                      lambda v: tanh_int8(v, data.params), ctx)
+
+
+def _bind_int16(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
+    """int16 with compiled kernels on: ``native.sigmoid_tanh``; else eval."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.sigmoid_tanh import MODE_TANH, bind_sigmoid_tanh16
+
+    return bind_sigmoid_tanh16(MODE_TANH, data.params.input_multiplier,
+                               data.params.input_left_shift, ctx.tensor_data(op.inputs[INPUT]),
+                               ctx.tensor_data(op.outputs[OUTPUT]))
 
 
 REGISTRATION = Registration("TANH", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -199,3 +199,28 @@ def test_allocation_report_has_tflm_numbers_and_workspaces_apart() -> None:
     assert f"[RecordingMicroAllocator] Arena allocation total {report.total} bytes" in text
     assert "kernel workspaces outside the arena" in text
     assert report.to_dict()["arena_size"] == 4096
+
+
+def test_compiled_kernels_constants_are_reported_apart() -> None:
+    """Compiled steps' own arrays (weights in their loops' layout, parameters) are outside the
+    arena and the workspaces: counted once, named in the report, 0 with numpy kernels. The arena
+    (2 KB here), the workspaces and the model's constants read in place must not be counted."""
+    from small_models import hello_world_like
+
+    from tinyarena.kernels import native
+
+    model = hello_world_like(3)
+    numpy_only = tinyarena.Interpreter(model, native=False)
+    numpy_only.allocate_tensors()
+    assert numpy_only.compiled_constant_bytes() == 0
+    assert "compiled kernels" not in str(numpy_only.allocation_report())
+    if not native.available():
+        pytest.skip("numba (extra 'fast') absent")
+    ip = tinyarena.Interpreter(model, native=True)
+    ip.allocate_tensors()
+    owned = ip.compiled_constant_bytes()
+    weights = sum(t.data.nbytes for t in ip.model.subgraphs[0].tensors if t.data is not None)
+    assert 0 < owned < weights + 4096  # packed copies and parameters, never arena or model
+    report = ip.allocation_report()
+    assert report.to_dict()["compiled_constant_bytes"] == owned
+    assert f"packed constants outside the arena: {owned} bytes" in str(report)

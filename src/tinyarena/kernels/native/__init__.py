@@ -106,7 +106,14 @@ def is_quiet(step: Callable[[], None]) -> bool:
 
 
 def native_step(fn: Callable[..., None], *args: Any) -> Callable[[], None]:
-    """``fn(*args)`` as a quiet zero-argument step (``functools.partial``: a C-level call)."""
+    """``fn(*args)`` as a quiet zero-argument step (``functools.partial``: a C-level call).
+
+    The compiled function is made (or loaded from numba's disk cache) here, for exactly these
+    argument types, so that ``allocate_tensors`` does all the work and the first invoke, like
+    every other, compiles and allocates nothing (TFLM's contract)."""
+    numba = numba_module()
+    if numba is not None and hasattr(fn, "compile"):
+        fn.compile(tuple(numba.typeof(a) for a in args))
     return quiet(functools.partial(fn, *args))
 
 

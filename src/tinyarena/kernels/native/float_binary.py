@@ -12,9 +12,8 @@ case is made explicit: the first operand's NaN (quieted), x86's rule for SUB/DIV
 the commutative ADD/MUL the operand the wheel's loop for this layout returns
 (``_elementwise.second_nan_wins``; the numpy path settles those positions the same way).
 
-``int_binary`` is the same walk for int32 ADD / SUB / MUL / SQUARED_DIFFERENCE (int64
-arithmetic wrapped to int32 as numpy's int32 ufuncs wrap, then the activation clamp) and for
-MAXIMUM / MINIMUM of any integer type.
+``int_binary`` is the same walk for int32 SQUARED_DIFFERENCE (int64 arithmetic wrapped to
+int32 twice, as the numpy path wraps); the other integer binary ops are ``native.binary``'s.
 """
 
 from __future__ import annotations
@@ -93,37 +92,18 @@ def _wrap32(v: Any) -> Any:  # pragma: no cover - compiled
 
 
 @inline
-def _iapply(op: Any, a: Any, b: Any, lo: Any, hi: Any) -> Any:  # pragma: no cover - compiled
-    # a, b: int64 values of int32 elements (any integer type for MAXIMUM/MINIMUM)
-    if op == OP_MAXIMUM:
-        return a if a > b else b
-    if op == OP_MINIMUM:
-        return a if a < b else b
-    if op == OP_ADD:
-        s = _wrap32(a + b)
-    elif op == OP_SUB:
-        s = _wrap32(a - b)
-    elif op == OP_MUL:
-        s = _wrap32(a * b)
-    else:
-        d = _wrap32(a - b)
-        s = _wrap32(d * d)
-    if s < lo:
-        s = lo
-    if s > hi:
-        s = hi
-    return s
+def _squared_difference32(a: Any, b: Any) -> Any:  # pragma: no cover - compiled
+    # a, b: int64 values of int32 elements; ``squared_difference._int32_squared_difference``
+    d = _wrap32(a - b)
+    return _wrap32(d * d)
 
 
 @native.jit
 def int_binary(a: Any, b: Any, out: Any, d: Any) -> None:  # pragma: no cover - compiled
-    # as ``float_binary``; d[13], d[14]: the clamp bounds
+    # int32 SQUARED_DIFFERENCE over the walk of ``float_binary`` (d: its 12 sizes/strides)
     n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
     a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
     b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
-    op = d[12]
-    lo = d[13]
-    hi = d[14]
     o = 0
     for i0 in range(n0):
         for i1 in range(n1):
@@ -131,69 +111,9 @@ def int_binary(a: Any, b: Any, out: Any, d: Any) -> None:  # pragma: no cover - 
                 ia = i0 * a0 + i1 * a1 + i2 * a2
                 ib = i0 * b0 + i1 * b1 + i2 * b2
                 for i3 in range(n3):
-                    out[o + i3] = _iapply(op, np.int64(a[ia + i3 * a3]),
-                                          np.int64(b[ib + i3 * b3]), lo, hi)
+                    out[o + i3] = _squared_difference32(np.int64(a[ia + i3 * a3]),
+                                                        np.int64(b[ib + i3 * b3]))
                 o += n3
-
-
-@native.jit
-def int_divide(a: Any, b: Any, out: Any, d: Any) -> int:  # pragma: no cover - compiled
-    # int32 DIV as ``div.int32_divide``: 1 (nothing written) when a divisor is 0 or a
-    # quotient is INT32_MIN / -1, where TFLM traps; else truncating quotients, clamped
-    n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
-    a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
-    b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
-    lo = d[13]
-    hi = d[14]
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                ia = i0 * a0 + i1 * a1 + i2 * a2
-                ib = i0 * b0 + i1 * b1 + i2 * b2
-                for i3 in range(n3):
-                    x = np.int64(a[ia + i3 * a3])
-                    y = np.int64(b[ib + i3 * b3])
-                    if y == 0 or (y == -1 and x == -2147483648):
-                        return 1
-    o = 0
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                ia = i0 * a0 + i1 * a1 + i2 * a2
-                ib = i0 * b0 + i1 * b1 + i2 * b2
-                for i3 in range(n3):
-                    x = np.int64(a[ia + i3 * a3])
-                    y = np.int64(b[ib + i3 * b3])
-                    q = abs(x) // abs(y)
-                    if (x < 0) != (y < 0):
-                        q = -q
-                    if q < lo:
-                        q = lo
-                    if q > hi:
-                        q = hi
-                    out[o + i3] = q
-                o += n3
-    return 0
-
-
-def bind_int32_divide(x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
-                      shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int],
-                      lo: int, hi: int, trap: Callable[[], None]
-                      ) -> Callable[[], None] | None:
-    """int32 DIV over the collapsed broadcast; ``trap()`` (which raises) where TFLM traps,
-    before anything is written. None (numpy runs) as for :func:`bind_float_binary`."""
-    if not all(a.dtype == np.int32 for a in (x1, x2, out)):
-        return None
-    dims = _dims(x1, x2, out, shape1, shape2, shape_out)
-    if dims is None:
-        return None
-    dims = np.concatenate([dims[:12], np.array([OP_DIV, lo, hi], dtype=np.int64)])
-    flat1, flat2, flat_out = x1.reshape(-1), x2.reshape(-1), out.reshape(-1)
-
-    def step() -> None:
-        if int_divide(flat1, flat2, flat_out, dims):
-            trap()
-    return native.quiet(step)
 
 
 def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
@@ -241,20 +161,13 @@ def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndar
     dtype = out.dtype
     if x1.dtype != dtype or x2.dtype != dtype:
         return None
-    if dtype != np.float32 and not (dtype == np.int32 and op != OP_DIV) and not (
-            dtype in (np.int8, np.int16, np.int64) and op in (OP_MAXIMUM, OP_MINIMUM)):
-        return None
+    if dtype != np.float32 and not (dtype == np.int32 and op == OP_SQUARED_DIFFERENCE):
+        return None  # the other integer ops are ``native.binary``'s
     shape = _dims(x1, x2, out, shape1, shape2, shape_out)
     if shape is None:
         return None
     dims = np.concatenate([shape, np.array([op, int(second_nan)], dtype=np.int64)])
     if dtype != np.float32:
-        info = np.iinfo(np.int32)
-        ilo = max(int(info.min), int(lo)) if np.isfinite(lo) else int(info.min)
-        ihi = min(int(info.max), int(hi)) if np.isfinite(hi) else int(info.max)
-        if ilo != lo and np.isfinite(lo) or ihi != hi and np.isfinite(hi):
-            return None  # bounds that are not int32 values: not an integer activation
-        dims = np.concatenate([dims[:13], np.array([ilo, ihi], dtype=np.int64)])
         return native.native_step(int_binary, x1.reshape(-1), x2.reshape(-1), out.reshape(-1),
                                   dims)
     bounds = np.array([lo, hi], dtype=np.float32)
@@ -262,5 +175,4 @@ def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndar
                               dims, bounds)
 
 
-__all__ = ["OPS", "bind_float_binary", "bind_int32_divide", "float_binary", "int_binary",
-           "int_divide"]
+__all__ = ["OPS", "bind_float_binary", "float_binary", "int_binary"]

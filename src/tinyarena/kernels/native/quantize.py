@@ -74,4 +74,47 @@ def bind_requantize(x: np.ndarray, out: np.ndarray, multiplier: int, shift: int,
     return native.native_step(requantize, x.reshape(-1), out.reshape(-1), params)
 
 
-__all__ = ["bind_requantize", "requantize"]
+@native.jit
+def affine_quantize(x: Any, out: Any, scale: Any, p: Any) -> None:  # pragma: no cover
+    """AffineQuantize as ``_quantize_math.quantize`` computes it: the float32 quotient,
+    std::round (half away from zero, exact on float32), the x86 float -> int32 conversion
+    (INT32_MIN for NaN, infinities and values out of range), the zero point added in wrapping
+    int32, the clamp to the output type. ``scale`` is a one-element float32 array."""
+    s = scale[0]
+    out_zp = p[0]
+    lo = p[1]
+    hi = p[2]
+    half = np.float32(0.5)
+    for i in range(x.shape[0]):
+        q = np.float32(x[i] / s)
+        a = abs(q)
+        fl = np.float32(np.floor(a))
+        if a - fl >= half:
+            fl = np.float32(fl + np.float32(1.0))
+        r = np.float32(np.copysign(fl, q))
+        if r > -2147483649.0 and r < 2147483648.0:
+            v = np.int64(r)
+        else:
+            v = np.int64(INT32_MIN)
+        v = ((v + out_zp + 2147483648) & 0xFFFFFFFF) - 2147483648
+        if v < lo:
+            v = lo
+        elif v > hi:
+            v = hi
+        out[i] = v
+
+
+def bind_affine_quantize(x: np.ndarray, out: np.ndarray, scale: float, output_zero_point: int,
+                         act_min: int, act_max: int) -> Callable[[], None] | None:
+    """float32 -> int8/int16 QUANTIZE compiled over these views, or None (numpy runs)."""
+    if x.size != out.size or x.dtype != np.float32 or out.dtype not in (np.int8, np.int16) or \
+            not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    if not (INT32_MIN <= output_zero_point <= INT32_MAX and act_min <= act_max):
+        return None
+    params = np.array([output_zero_point, act_min, act_max], dtype=np.int64)
+    return native.native_step(affine_quantize, x.reshape(-1), out.reshape(-1),
+                              np.array([scale], dtype=np.float32), params)
+
+
+__all__ = ["affine_quantize", "bind_affine_quantize", "bind_requantize", "requantize"]

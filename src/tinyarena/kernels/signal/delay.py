@@ -10,8 +10,10 @@ copied out and dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._circular_buffer import Ring, allocate_row_rings
 from tinyarena.kernels.signal._common import (
@@ -81,5 +83,16 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.states)[...] = 0
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    """With compiled kernels on: the rings (the same workspaces) updated by one compiled
+    loop."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.signal import bind_delay
+
+    return bind_delay(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                      ctx.workspace(data.buffers), ctx.workspace(data.states), data.outer,
+                      data.frame_size, data.delay, data.capacity)
+
 REGISTRATION = Registration("SignalDelay", init=init, prepare=prepare, eval=eval_,
-                            reset=reset)
+                            reset=reset, bind=bind)

@@ -9,10 +9,12 @@ the other output elements keep whatever the arena held, as in TFLM.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
@@ -63,4 +65,12 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.tensor_data(op.outputs[0])[data.start:data.end] = (energy & 0xFFFFFFFF).astype(np.uint32)
 
 
-REGISTRATION = Registration("SignalEnergy", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    if not native.enabled(ctx) or data.start >= data.end:
+        return None
+    from tinyarena.kernels.native.signal import bind_energy
+
+    return bind_energy(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                       data.start, data.end)
+
+REGISTRATION = Registration("SignalEnergy", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -8,9 +8,12 @@ sample left by the headroom ``16 - msb(max) - 1`` (0 when negative) and writes t
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     check_ranks_and_types,
@@ -65,4 +68,12 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     ctx.tensor_data(op.outputs[1])[...] = scale_bits
 
 
-REGISTRATION = Registration("SignalFftAutoScale", prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: None) -> Callable[[], None] | None:
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.signal import bind_fft_auto_scale
+
+    return bind_fft_auto_scale(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                               ctx.tensor_data(op.outputs[1]))
+
+REGISTRATION = Registration("SignalFftAutoScale", prepare=prepare, eval=eval_, bind=bind)

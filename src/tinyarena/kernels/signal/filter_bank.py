@@ -13,10 +13,12 @@ sign-extended, sums wrap modulo 2**64); channel 0 is scratch and the output gets
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
@@ -103,4 +105,20 @@ def _band_sums(products: np.ndarray, width: np.ndarray) -> np.ndarray:
     return cumulative[ends] - cumulative[ends - width]
 
 
-REGISTRATION = Registration("SignalFilterBank", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    """With compiled kernels on and constant weights and bands (as the front end's are):
+    the channel sums in one compiled loop."""
+    if not native.enabled(ctx):
+        return None
+    tensors = [ctx.tensor(i) for i in op.inputs[1:]]
+    if not all(t is not None and t.is_constant for t in tensors):
+        return None
+    from tinyarena.kernels.native.signal import bind_filter_bank
+
+    x, weights, unweights, freq_starts, weight_starts, widths = (
+        ctx.tensor_data(i) for i in op.inputs)
+    return bind_filter_bank(x, weights, unweights, freq_starts, weight_starts, widths,
+                            ctx.tensor_data(op.outputs[0]), data.channels)
+
+REGISTRATION = Registration("SignalFilterBank", init=init, prepare=prepare, eval=eval_,
+                            bind=bind)

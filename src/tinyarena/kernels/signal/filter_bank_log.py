@@ -11,10 +11,12 @@ output_scale, capped at INT16_MAX; 0 for values <= 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
@@ -102,4 +104,13 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.tensor_data(op.outputs[0])[:x.shape[0]] = out.astype(np.int16)
 
 
-REGISTRATION = Registration("SignalFilterBankLog", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.signal import bind_filter_bank_log
+
+    return bind_filter_bank_log(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                                LOG_LUT, data.correction_bits, data.output_scale)
+
+REGISTRATION = Registration("SignalFilterBankLog", init=init, prepare=prepare, eval=eval_,
+                            bind=bind)

@@ -16,10 +16,12 @@ MicroInterpreter::Reset) zeroes it again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
@@ -117,5 +119,27 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.noise)[...] = 0
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    """With compiled kernels on: one compiled loop updating the same noise-estimate
+    workspace (so reset, and a switch between paths, see the same state)."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native import signal as compiled
+
+    cfg = data.config
+    params = np.zeros(compiled.SS_SIZE, np.int64)
+    params[compiled.SS_CHANNELS] = cfg.num_channels
+    params[compiled.SS_SMOOTHING] = cfg.smoothing
+    params[compiled.SS_ONE_MINUS] = cfg.one_minus_smoothing
+    params[compiled.SS_ALT_SMOOTHING] = cfg.alternate_smoothing
+    params[compiled.SS_ALT_ONE_MINUS] = cfg.alternate_one_minus_smoothing
+    params[compiled.SS_SMOOTHING_BITS] = cfg.smoothing_bits
+    params[compiled.SS_BITS] = cfg.spectral_subtraction_bits
+    params[compiled.SS_MIN_REMAINING] = cfg.min_signal_remaining
+    params[compiled.SS_CLAMPING] = int(cfg.clamping)
+    return compiled.bind_spectral_subtraction(
+        ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+        ctx.tensor_data(op.outputs[1]), ctx.workspace(data.noise), params)
+
 REGISTRATION = Registration("SignalFilterBankSpectralSubtraction", init=init, prepare=prepare,
-                            eval=eval_, reset=reset)
+                            eval=eval_, reset=reset, bind=bind)

@@ -8,9 +8,12 @@ clear), shifted right by the scale_bits scalar.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     check_ranks_and_types,
@@ -40,4 +43,15 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     ctx.tensor_data(op.outputs[0])[:x.shape[0]] = (root >> np.uint64(shift)).astype(np.uint32)
 
 
-REGISTRATION = Registration("SignalFilterBankSquareRoot", prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: None) -> Callable[[], None] | None:
+    """With compiled kernels on: the square roots in one compiled loop (eval still raises
+    for an out-of-range scale_bits, which is read at every invoke)."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.signal import bind_square_root
+
+    return bind_square_root(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.inputs[1]),
+                            ctx.tensor_data(op.outputs[0]), lambda: eval_(ctx, op, data))
+
+REGISTRATION = Registration("SignalFilterBankSquareRoot", prepare=prepare, eval=eval_,
+                            bind=bind)

@@ -14,8 +14,10 @@ and that frame's output is left as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._circular_buffer import Ring, allocate_row_rings
 from tinyarena.kernels.signal._common import (
@@ -115,5 +117,17 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.states)[...] = 0
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    """With compiled kernels on: the rings (the same workspaces, so reset and the numpy path
+    see the same state) updated by one compiled loop."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.signal import bind_framer
+
+    return bind_framer(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                       ctx.tensor_data(op.outputs[1]), ctx.workspace(data.buffers),
+                       ctx.workspace(data.states), data.outer, data.n_frames, data.frame_step,
+                       data.frame_size, data.capacity, data.prefill)
+
 REGISTRATION = Registration("SignalFramer", init=init, prepare=prepare, eval=eval_,
-                            reset=reset)
+                            reset=reset, bind=bind)

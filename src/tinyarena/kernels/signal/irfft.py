@@ -14,10 +14,12 @@ every stage instead).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal import _kiss_fft
 from tinyarena.kernels.signal._common import flat_size
@@ -85,4 +87,16 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         out[start:start + data.fft_length] = samples[row]
 
 
-REGISTRATION = Registration("SignalIrfft", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    """With compiled kernels on: kiss_fftri over every row in one compiled call
+    (``native.signal``); eval otherwise, and for the lengths the wheel cannot run."""
+    if not native.enabled(ctx) or data.plan is None or data.rows == 0:
+        return None
+    from tinyarena.kernels.native.signal import bind_irfft
+
+    return bind_irfft(data.plan.plan(ctx.workspace), ctx.tensor_data(op.inputs[0]),
+                      ctx.tensor_data(op.outputs[0]), data.rows, data.input_length,
+                      data.output_length)
+
+
+REGISTRATION = Registration("SignalIrfft", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -11,10 +11,12 @@ Eval: each frame is added into the row's buffer (int16 saturating, float32 plain
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
@@ -99,5 +101,16 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.buffers)[...] = 0
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    """With compiled kernels on: one compiled loop over the same buffer workspace."""
+    if not native.enabled(ctx) or data.outer == 0:
+        return None
+    from tinyarena.kernels.native.signal import bind_overlap_add
+
+    return bind_overlap_add(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                            ctx.workspace(data.buffers), data.outer, data.n_frames,
+                            data.frame_size, data.frame_step)
+
+
 REGISTRATION = Registration("SignalOverlapAdd", init=init, prepare=prepare, eval=eval_,
-                            reset=reset)
+                            reset=reset, bind=bind)

@@ -9,10 +9,12 @@ gain is a piecewise-quadratic lookup of the noise estimate (WideDynamicFunction)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
@@ -107,4 +109,15 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.tensor_data(op.outputs[0])[...] = pcan_shrink(snr).astype(np.uint32)
 
 
-REGISTRATION = Registration("SignalPCAN", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    """With compiled kernels on: the gain lookup and shrink in one compiled loop (eval still
+    raises when a noise estimate reads past the gain table)."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.signal import bind_pcan
+
+    return bind_pcan(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.inputs[1]),
+                     ctx.tensor_data(op.inputs[2]), ctx.tensor_data(op.outputs[0]),
+                     data.channels, data.snr_shift, lambda: eval_(ctx, op, data))
+
+REGISTRATION = Registration("SignalPCAN", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -14,10 +14,12 @@ as in TFLM), zero-padded to ``fft_length`` and transformed by ``kiss_fftr``; row
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal import _kiss_fft
 from tinyarena.kernels.signal._common import (
@@ -29,6 +31,7 @@ from tinyarena.kernels.signal._common import (
 from tinyarena.model.types import NUMPY_DTYPES, Operator, Tensor, TensorType
 
 FFT_LENGTH = 1  # 'fft_length' ('T' sorts first)
+Step = Callable[[], None]
 TYPES = {TensorType.INT16: "int16", TensorType.INT32: "int32", TensorType.FLOAT32: "float32"}
 
 
@@ -139,4 +142,17 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
         seg[1::2] = im[row]
 
 
-REGISTRATION = Registration("SignalRfft", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Step | None:
+    """With compiled kernels on: kiss_fftr over every row in one compiled call
+    (``native.signal``); eval otherwise, and for the lengths the wheel cannot run."""
+    if not native.enabled(ctx) or data.plan is None or data.rows == 0:
+        return None
+    from tinyarena.kernels.native.signal import bind_rfft
+
+    work = ctx.scratch(data.scratch)[:data.fft_length * data.dtype.itemsize].view(data.dtype)
+    return bind_rfft(data.plan.plan(ctx.workspace), ctx.tensor_data(op.inputs[0]),
+                     ctx.tensor_data(op.outputs[0]), work, data.rows, data.input_length,
+                     data.output_length)
+
+
+REGISTRATION = Registration("SignalRfft", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -10,10 +10,12 @@ when the ring holds a whole stack it is copied out and ``stacker_step`` frames d
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._circular_buffer import STATE_FIELDS, Ring, needed_memory
 from tinyarena.kernels.signal._common import (
@@ -92,5 +94,17 @@ def reset(ctx: EvalContext, op: Operator, data: OpData) -> None:
     ctx.workspace(data.state)[...] = 0
 
 
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    """With compiled kernels on: the ring (the same workspaces) updated by one compiled
+    loop."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.signal import bind_stacker
+
+    return bind_stacker(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]),
+                        ctx.tensor_data(op.outputs[1]), ctx.workspace(data.buffer),
+                        ctx.workspace(data.state), data.channels, data.left, data.buffer_size,
+                        data.step)
+
 REGISTRATION = Registration("SignalStacker", init=init, prepare=prepare, eval=eval_,
-                            reset=reset)
+                            reset=reset, bind=bind)

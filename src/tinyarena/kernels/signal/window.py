@@ -8,10 +8,12 @@ window, shifts right (arithmetic) and saturates to int16.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from tinyarena.errors import KernelError
+from tinyarena.kernels import native
 from tinyarena.kernels.base import EvalContext, InitContext, PrepareContext, Registration
 from tinyarena.kernels.signal._common import (
     FlexOptions,
@@ -66,4 +68,12 @@ def eval_(ctx: EvalContext, op: Operator, data: OpData) -> None:
     out[:x.size] = np.clip(raw, -32768, 32767).reshape(-1)
 
 
-REGISTRATION = Registration("SignalWindow", init=init, prepare=prepare, eval=eval_)
+def bind(ctx: EvalContext, op: Operator, data: OpData) -> Callable[[], None] | None:
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.signal import bind_window
+
+    return bind_window(ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.inputs[1]),
+                       ctx.tensor_data(op.outputs[0]), data.shift)
+
+REGISTRATION = Registration("SignalWindow", init=init, prepare=prepare, eval=eval_, bind=bind)
