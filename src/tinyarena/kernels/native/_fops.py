@@ -9,25 +9,16 @@ kernels that inline these keep the old code until their files change (or
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from tinyarena.kernels import native
 
 
-def inline(fn: Callable[..., Any]) -> Any:
-    """numba's njit with ``inline="always"`` (and ``native.jit``'s other settings): a call
-    into a separately compiled function costs a call per element and the loop's
-    vectorisation."""
-    numba = native.numba_module()
-    if numba is None:  # pragma: no cover - this module is imported only when enabled
-        raise ImportError(f"compiled kernels need numba: {native.INSTALL_HINT}")
-    return numba.njit(inline="always", nogil=True, error_model="numpy",
-                      boundscheck=False)(fn)
 
 
-@inline
+@native.jit_inline
 def first_nan(a: Any, b: Any, s: Any) -> Any:  # pragma: no cover - compiled
     """The NaN x86 gives for ``a op b`` when the result ``s`` is NaN: ``a``'s, else ``b``'s,
     quieted; else ``s`` (the default NaN of an invalid operation, e.g. inf - inf)."""
@@ -38,31 +29,31 @@ def first_nan(a: Any, b: Any, s: Any) -> Any:  # pragma: no cover - compiled
     return s
 
 
-@inline
+@native.jit_inline
 def fadd(a: Any, b: Any) -> Any:  # pragma: no cover - compiled
     s = a + b
     return first_nan(a, b, s) if s != s else s
 
 
-@inline
+@native.jit_inline
 def fsub(a: Any, b: Any) -> Any:  # pragma: no cover - compiled
     s = a - b
     return first_nan(a, b, s) if s != s else s
 
 
-@inline
+@native.jit_inline
 def fmul(a: Any, b: Any) -> Any:  # pragma: no cover - compiled
     s = a * b
     return first_nan(a, b, s) if s != s else s
 
 
-@inline
+@native.jit_inline
 def fdiv(a: Any, b: Any) -> Any:  # pragma: no cover - compiled
     s = a / b
     return first_nan(a, b, s) if s != s else s
 
 
-@inline
+@native.jit_inline
 def clamp(v: Any, lo: Any, hi: Any) -> Any:  # pragma: no cover - compiled
     """``c_min_max_inplace``: ``v < lo ? lo : v``, then ``hi < v ? hi : v`` (NaN passes,
     -0.0 stays against a bound of +0.0)."""
@@ -73,4 +64,4 @@ def clamp(v: Any, lo: Any, hi: Any) -> Any:  # pragma: no cover - compiled
     return v
 
 
-__all__ = ["clamp", "fadd", "fdiv", "first_nan", "fmul", "fsub", "inline"]
+__all__ = ["clamp", "fadd", "fdiv", "first_nan", "fmul", "fsub"]

@@ -91,16 +91,9 @@ MODE_ADD, MODE_SUB, MODE_MUL = 0, 1, 2
 MODE_ADD32, MODE_SUB32, MODE_MUL32 = 3, 4, 5
 
 
-def _inline(fn: Callable[..., Any]) -> Any:
-    """A helper inlined into the loops below (see ``native.conv._inline``)."""
-    numba = native.numba_module()
-    if numba is None:  # pragma: no cover - this module is imported only when enabled
-        raise ImportError(f"compiled kernels need numba: {native.INSTALL_HINT}")
-    return numba.njit(inline="always", nogil=True, error_model="numpy",
-                      boundscheck=False)(fn)
 
 
-@_inline
+@native.jit_inline
 def _srdhm_rdbp(x: Any, multiplier: Any, right: Any) -> Any:  # pragma: no cover - compiled
     """``_fixedpoint.srdhm_rdbp_inplace`` on one int64 value (multiplier >= 0)."""
     x = (x * multiplier + (np.int64(1) << 30)) >> 31
@@ -109,7 +102,7 @@ def _srdhm_rdbp(x: Any, multiplier: Any, right: Any) -> Any:  # pragma: no cover
     return x
 
 
-@_inline
+@native.jit_inline
 def _wrap32(x: Any) -> Any:  # pragma: no cover - compiled
     return ((x + (np.int64(1) << 31)) & np.int64(0xFFFFFFFF)) - (np.int64(1) << 31)
 

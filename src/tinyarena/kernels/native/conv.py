@@ -90,18 +90,9 @@ Step = Callable[[], None]
 # ----------------------------------------------------------------------------------------------
 
 
-def _inline(fn: Callable[..., Any]) -> Any:
-    """A helper of the kernels below, inlined into them by numba (``native.jit``'s settings
-    plus ``inline="always"``): a call into a separately compiled function is not inlined by
-    LLVM, and costs the inner loops their vectorisation (measured 4x slower)."""
-    numba = native.numba_module()
-    if numba is None:  # pragma: no cover - this module is imported only when enabled
-        raise ImportError(f"compiled kernels need numba: {native.INSTALL_HINT}")
-    return numba.njit(inline="always", nogil=True, error_model="numpy",
-                      boundscheck=False)(fn)
 
 
-@_inline
+@native.jit_inline
 def _store_requantized(p: Any, acc: Any, out: Any, obase: int, channels: int) -> None:
     """acc[c] + bias -> (wrap) -> requantise -> offset -> clamp -> out[obase + c]."""
     mode = p[MODE]
@@ -136,7 +127,7 @@ def _store_requantized(p: Any, acc: Any, out: Any, obase: int, channels: int) ->
         out[obase + c] = v
 
 
-@_inline
+@native.jit_inline
 def _store_float(f: Any, has_bias: int, acc: Any, out: Any, obase: int, channels: int) -> None:
     """acc[c] (+ bias) -> clamp -> out[obase + c]; the clamp is np.maximum then np.minimum
     (an equal lower bound replaces the value: -0.0 becomes the bound's +0.0, NaN passes)."""
@@ -153,7 +144,7 @@ def _store_float(f: Any, has_bias: int, acc: Any, out: Any, obase: int, channels
         out[obase + c] = v
 
 
-@_inline
+@native.jit_inline
 def _dot32(a: Any, abase: int, w: Any, wbase: int, count: int) -> int:
     """sum a[abase + k] * w[wbase + k] in wrapping int32 arithmetic (vectorises well); bind
     uses it only where no partial sum can leave the int32 range, so it is the exact sum."""
@@ -163,7 +154,7 @@ def _dot32(a: Any, abase: int, w: Any, wbase: int, count: int) -> int:
     return total
 
 
-@_inline
+@native.jit_inline
 def _dot64(a: Any, abase: int, w: Any, wbase: int, count: int) -> int:
     """sum a[abase + k] * w[wbase + k] in int64: exact."""
     total = np.int64(0)
@@ -172,7 +163,7 @@ def _dot64(a: Any, abase: int, w: Any, wbase: int, count: int) -> int:
     return total
 
 
-@_inline
+@native.jit_inline
 def _fma32(a: Any, b: Any, c: Any) -> Any:
     """fmaf(a, b, c) on float32 values, as ``_fma.fma32`` computes it: the float64 product
     is exact, the float64 sum is rounded to odd (TwoSum's error term moves an inexact sum

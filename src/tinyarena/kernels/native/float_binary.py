@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyarena.kernels import native
-from tinyarena.kernels.native._fops import clamp, fdiv, first_nan, fsub, inline
+from tinyarena.kernels.native._fops import clamp, fdiv, first_nan, fsub
 from tinyarena.kernels.native.binary import RANK, _strides
 
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFFERENCE = range(7)
@@ -31,7 +31,7 @@ OPS = {"ADD": OP_ADD, "SUB": OP_SUB, "MUL": OP_MUL, "DIV": OP_DIV, "MAXIMUM": OP
        "MINIMUM": OP_MINIMUM, "SQUARED_DIFFERENCE": OP_SQUARED_DIFFERENCE}
 
 
-@inline
+@native.jit_inline
 def _apply(op: Any, a: Any, b: Any, lo: Any, hi: Any, second: Any
            ) -> Any:  # pragma: no cover - compiled
     if op == OP_ADD or op == OP_MUL:  # commutative: the NaN of a NaN pair as the op's rule
@@ -86,12 +86,12 @@ def float_binary(a: Any, b: Any, out: Any, d: Any, bounds: Any) -> None:  # prag
                 o += n3
 
 
-@inline
+@native.jit_inline
 def _wrap32(v: Any) -> Any:  # pragma: no cover - compiled
     return ((v + 2147483648) & 0xFFFFFFFF) - 2147483648
 
 
-@inline
+@native.jit_inline
 def _squared_difference32(a: Any, b: Any) -> Any:  # pragma: no cover - compiled
     # a, b: int64 values of int32 elements; ``squared_difference._int32_squared_difference``
     d = _wrap32(a - b)
