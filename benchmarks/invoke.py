@@ -1,7 +1,7 @@
 """Invoke time of tinyarena versus the tflite-micro wheel, same models, same inputs, one run.
 
     .venv/bin/python benchmarks/invoke.py [MODEL.tflite ...] [--repeat N] [--json]
-        [--no-streaming] [--no-native]
+        [--no-streaming] [--no-native] [--families]
 
 Without arguments it runs every model in ../shared/models plus two streaming models built in
 the run (``tinyarena.examples.streaming``: microWakeWord-shaped, ring buffers in resource
@@ -11,6 +11,10 @@ ratio (tinyarena / wheel; below 1 means tinyarena is faster), and per operator: 
 time beyond the wheel's, and the interpreter's own cost with no-op kernels. The smallest models
 show the fixed per-invoke overhead of each runtime. Times drift between runs on shared
 machines: compare ratios from the same run, never absolute times across runs.
+
+``--families`` adds one builder-made model per family of real TFLM models
+(tests/model_families.py: wake-word streaming int8/float, DS-CNN, MicroNet, MobileNet-style,
+activity CNN+LSTM, audio front ends with TFLM's signal library, 16x8, ...).
 
 tinyarena runs its compiled kernels when numba (the ``fast`` extra) is installed; the first
 line of the table says which kernels ran, and ``--no-native`` times the numpy kernels instead.
@@ -140,6 +144,11 @@ def _models(args: argparse.Namespace, parser: argparse.ArgumentParser
         models.append(("streaming (built, 59 ops)", streaming_model()))
         models.append(("streaming_small (built)", streaming_model(kernels=(3, 5, 7),
                                                                   channels=16)))
+    if args.families:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from model_families import FAMILIES
+
+        models.extend((f"{name} (family)", make()) for name, make in FAMILIES.items())
     if not models:
         parser.error(f"no models given and none found in {SHARED_MODELS}")
     return models
@@ -166,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--no-streaming", action="store_true",
                         help="leave out the streaming models built in the run")
+    parser.add_argument("--families", action="store_true",
+                        help="also one builder-made model per family of tests/model_families.py")
     parser.add_argument("--no-native", action="store_true",
                         help="time the numpy kernels even when numba (extra 'fast') is installed")
     args = parser.parse_args(argv)
