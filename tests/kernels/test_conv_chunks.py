@@ -105,3 +105,16 @@ def test_weight_copies_are_workspaces(shared_model_name: str, shared_models: Pat
         assert not array.flags.writeable
         assert any(m is array for m in alloc.workspace_memory)  # held once, and counted
     assert ip.workspace_bytes() >= sum(a.nbytes for a in given) + alloc.scratch_pool.nbytes
+
+
+@pytest.mark.parametrize("depth", [1, 1023, 1024, 1025, 4096])
+def test_float32_gemm_bound_shortcut_agrees_with_the_sums(depth: int) -> None:
+    """The shortcut (every |int8| <= 128, so a row of ``depth`` weights sums to at most
+    128 * depth) answers as the row sums do: worst-case filters (all -128) and random ones."""
+    from tinyarena.kernels._conv_kernels import float32_gemm_is_exact
+
+    rng = np.random.default_rng(depth)
+    for filt in (np.full((3, depth), -128, np.int8),
+                 rng.integers(-128, 128, (4, 1, 1, depth)).astype(np.int8)):
+        rows = np.abs(filt.reshape(filt.shape[0], -1).astype(np.int64)).sum(axis=1)
+        assert float32_gemm_is_exact(filt) == (int(rows.max()) * 128 < (1 << 24))
