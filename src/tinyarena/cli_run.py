@@ -74,7 +74,9 @@ def run_command(args: argparse.Namespace) -> int:
     warnings = plan_warnings(args)
     ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args),
                      native=_native_setting(args.native, args.repeat))
+    started = time.perf_counter()
     ip.allocate_tensors()
+    _say_if_kernels_were_built(ip.native, time.perf_counter() - started)
     in_details = ip.get_input_details()
     if args.input:
         inputs = load_inputs(args.input, in_details, pixels=args.pixels, resize=args.resize,
@@ -251,6 +253,21 @@ def add_run_parser(sub: Any) -> None:
                         "numba is installed and --repeat is above 1 (importing numba costs ~0.5 s, "
                         "more than one invoke saves); same outputs either way")
     p.set_defaults(handler=run_command)
+
+
+BUILD_NOTE_SECONDS = 2.0  # loading every cached kernel of a large model takes under a second
+
+
+def _say_if_kernels_were_built(native: bool, seconds: float) -> None:
+    """A first run with compiled kernels builds them (numba: a few seconds per kernel family);
+    say why this allocation was slow, on stderr so that --json stays parseable."""
+    if native and seconds > BUILD_NOTE_SECONDS:
+        import sys
+
+        print(f"[tinyarena] allocate_tensors took {seconds:.1f} s, mostly building the compiled "
+              "kernels for this model's ops (numba, first use; cached on disk, later runs load "
+              "them in under a second); --native off runs the numpy kernels instead",
+              file=sys.stderr)
 
 
 def _native_setting(choice: str, repeat: int) -> bool | None:

@@ -109,3 +109,15 @@ def test_run_native_choice_is_reported_and_outputs_agree(tmp_path: Path, capsys,
                  "--native", "off"]) == 0
     reference = json.loads(capsys.readouterr().out)
     assert data["outputs"] == reference["outputs"]
+
+
+def test_run_explains_a_slow_first_build_of_compiled_kernels(capsys) -> None:
+    """Only a slow allocation with compiled kernels is explained, on stderr (JSON stays clean)."""
+    from tinyarena.cli_run import BUILD_NOTE_SECONDS, _say_if_kernels_were_built
+
+    _say_if_kernels_were_built(True, BUILD_NOTE_SECONDS + 3.0)
+    out = capsys.readouterr()
+    assert out.out == "" and "building the compiled kernels" in out.err and "5.0 s" in out.err
+    _say_if_kernels_were_built(False, 60.0)
+    _say_if_kernels_were_built(True, BUILD_NOTE_SECONDS / 2)
+    assert capsys.readouterr().err == ""
