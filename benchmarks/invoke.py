@@ -182,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     native_on = native.resolve(False if args.no_native else None)
     kernels = (f"compiled (numba {native.numba_module().__version__}) where a kernel has them"
-               if native_on and native.numba_module() is not None else "numpy only")
+               if native_on and native.numba_module() is not None else
+               "numpy only" + ("" if args.no_native else
+                               f" (numba is not installed: {native.INSTALL_HINT})"))
     rows = [dict(bench_model(name, model, args.repeat, args.budget, native_on), kernels=kernels)
             for name, model in _models(args, parser)]
     if args.json:
