@@ -17,6 +17,7 @@ plan itself; the kernels keep their own no-allocation contract.
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 from typing import Any, Sequence
 
@@ -25,7 +26,7 @@ import numpy as np
 from tinyarena.errors import KernelError, TinyArenaError
 from tinyarena.kernels._bound import nothing
 from tinyarena.kernels._ieee import FloatErrorsOff
-from tinyarena.kernels.native import is_quiet, quiet
+from tinyarena.kernels.native import CompileFailed, is_quiet, quiet
 from tinyarena.kernels.base import BindFn, EvalContext, EvalFn, InvokeAbort, Step
 from tinyarena.model.types import Operator
 
@@ -112,6 +113,11 @@ def bind_step(ctx: EvalContext, op: Operator, data: Any, eval_fn: EvalFn,
             step = bind(ctx, op, data)
         except TinyArenaError:
             raise
+        except CompileFailed as exc:
+            warnings.warn(f"{op.name} (operator {op.index}): its compiled kernel could not be "
+                          f"built ({exc}); it runs the numpy kernel instead (same results, "
+                          f"slower)", RuntimeWarning, stacklevel=2)
+            step = None
         except Exception as exc:
             raise KernelError(f"{op.name} (operator {op.index}) could not bind its tensors: "
                               f"{type(exc).__name__}: {exc}") from exc

@@ -161,3 +161,34 @@ def test_plan_skips_error_state_only_when_every_step_is_quiet() -> None:
         all_quiet.run()
         mixed.run()
     assert seen == ["raise", "raise", "ignore", "ignore"]
+
+
+def _add_one(x: np.ndarray) -> None:  # compiled below for arrays it cannot type
+    x[0] += 1
+
+
+def test_a_kernel_that_cannot_be_compiled_runs_its_numpy_step_with_a_warning() -> None:
+    """numba failing on a kernel's bound arrays is no reason to refuse the model: native_step
+    reports it as CompileFailed, the plan warns and binds eval, and the outputs stay exact."""
+    from tinyarena.kernels import native
+
+    if not native.available():
+        pytest.skip("numba (extra 'fast') absent")
+    with pytest.raises(native.CompileFailed, match="_add_one"):
+        native.native_step(native.jit(_add_one), np.array([object()]))
+
+    model = streaming_model(kernels=(3,), channels=4)
+    default = tinyarena.OpResolver.default()
+    resolver = tinyarena.OpResolver()
+    names = {op.name for sg in tinyarena.read_model(model).subgraphs for op in sg.operators}
+
+    def uncompilable(ctx: object, op: object, data: object) -> None:
+        native.native_step(native.jit(_add_one), np.array([object()]))
+
+    for name in sorted(names):
+        kernel = default.resolve_name(name)
+        resolver.add(name, replace(kernel, bind=uncompilable) if name == "FULLY_CONNECTED"
+                     else kernel)
+    with pytest.warns(RuntimeWarning, match="FULLY_CONNECTED .* runs the numpy kernel"):
+        broken = _run(model, resolver, 3)
+    assert all(np.array_equal(a, b) for a, b in zip(broken, _run(model, _eval_only(model), 3)))

@@ -124,9 +124,19 @@ def native_step(fn: Callable[..., None], *args: Any) -> Callable[[], None]:
     every other, compiles and allocates nothing (TFLM's contract)."""
     numba = numba_module()
     if numba is not None and hasattr(fn, "compile"):
-        fn.compile(tuple(numba.typeof(a) for a in args))
+        try:
+            fn.compile(tuple(numba.typeof(a) for a in args))
+        except Exception as exc:  # numba's typing/lowering errors, a cache it cannot write...
+            raise CompileFailed(f"{getattr(fn, '__name__', fn)}: {type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0] if str(exc) else ''}") from exc
     return quiet(functools.partial(fn, *args))
 
 
-__all__ = ["ENVIRONMENT_SWITCH", "INSTALL_HINT", "available", "enabled", "is_quiet", "jit",
+class CompileFailed(Exception):
+    """numba could not build a compiled kernel for its bound arrays. The interpreter then runs
+    that operator's numpy kernel (same results) and says so with a RuntimeWarning: a missing
+    speed-up is no reason to refuse a model."""
+
+
+__all__ = ["CompileFailed", "ENVIRONMENT_SWITCH", "INSTALL_HINT", "available", "enabled", "is_quiet", "jit",
            "jit_inline", "native_step", "numba_module", "quiet", "resolve", "switched_off"]
