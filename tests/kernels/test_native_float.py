@@ -197,9 +197,9 @@ def test_float_pool_native_equals_numpy(op: str, case: tuple[Any, ...]) -> None:
 @needs_numba
 @pytest.mark.parametrize("op, dtype", [("SQUARED_DIFFERENCE", "int32")])
 def test_integer_binary_native_equals_numpy(op: str, dtype: str) -> None:
-    """int32 SQUARED_DIFFERENCE (wrapping twice; the extremes overflow) runs the integer loop
-    of ``native.float_binary`` (the other integer binary ops are ``native.binary``'s, tested
-    in tests/kernels/test_native_integer.py)."""
+    """int32 SQUARED_DIFFERENCE (wrapping twice; the extremes overflow) runs the int32 loop
+    of ``native.binary``, like the other integer binary ops (tested in
+    tests/kernels/test_native_integer.py)."""
     rng = np.random.default_rng(sum(map(ord, op + dtype)))
     info = np.iinfo(dtype)
     for shape1, shape2, shape_out in BROADCASTS[:5]:

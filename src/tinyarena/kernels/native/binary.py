@@ -50,32 +50,48 @@ def _strides(shape: Sequence[int], out_shape: Sequence[int]) -> list[int]:
     return strides[::-1]
 
 
-def bind_table_binary(table: np.ndarray, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
-                      shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
-                      ) -> Callable[[], None] | None:
-    """The compiled lookup over these views and the collapsed broadcast shapes of the op's
-    plan, or None (numpy runs) when the arrays do not match it or it has more than 4 axes."""
+def _dims(shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
+          ) -> np.ndarray | None:
+    """The loops' packed sizes and strides (4 axes), or None beyond 4 axes / bad shapes."""
     rank = len(shape_out)
     if rank > RANK or len(shape1) != rank or len(shape2) != rank:
-        return None
-    if table.shape != (1 << 16,) or table.dtype != np.int8 or not all(
-            a.dtype == np.int8 and a.flags.c_contiguous for a in (x1, x2, out)):
-        return None
-    size = int(np.prod(shape_out, dtype=np.int64))
-    if x1.size != int(np.prod(shape1, dtype=np.int64)) or out.size != size or \
-            x2.size != int(np.prod(shape2, dtype=np.int64)):
         return None
     if any(s not in (1, n) for shape in (shape1, shape2) for s, n in zip(shape, shape_out)):
         return None
     pad = [1] * (RANK - rank)
     zeros = [0] * (RANK - rank)
-    dims = np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
+    return np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
                     + _strides(shape2, shape_out), dtype=np.int64)
+
+
+def checked_dims(x1: np.ndarray, x2: np.ndarray, out: np.ndarray, dtypes: tuple[Any, ...],
+                 shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
+                 ) -> np.ndarray | None:
+    """The packed dims when the three arrays have one of ``dtypes``, are contiguous and hold
+    the shapes' element counts; else None."""
+    dims = _dims(shape1, shape2, shape_out)
+    if dims is None or x1.dtype != out.dtype or x2.dtype != out.dtype or \
+            out.dtype not in dtypes or not all(a.flags.c_contiguous for a in (x1, x2, out)):
+        return None
+    if x1.size != int(np.prod(shape1, dtype=np.int64)) or \
+            x2.size != int(np.prod(shape2, dtype=np.int64)) or \
+            out.size != int(np.prod(shape_out, dtype=np.int64)):
+        return None
+    return dims
+
+
+def bind_table_binary(table: np.ndarray, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
+                      shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
+                      ) -> Callable[[], None] | None:
+    """The compiled lookup over these views and the collapsed broadcast shapes of the op's
+    plan, or None (numpy runs) when the arrays do not match it or it has more than 4 axes."""
+    if table.shape != (1 << 16,) or table.dtype != np.int8:
+        return None
+    dims = checked_dims(x1, x2, out, (np.dtype(np.int8),), shape1, shape2, shape_out)
+    if dims is None:
+        return None
     return native.native_step(lookup_pairs, table, x1.reshape(-1).view(np.uint8),
                               x2.reshape(-1).view(np.uint8), out.reshape(-1), dims)
-
-
-
 
 
 # int16 ADD / SUB / MUL: the numpy path's int64 arithmetic (``_elementwise._run_addsub16`` /
@@ -87,10 +103,9 @@ Q_OUT_OFFSET, Q_OUT_MULT, Q_OUT_LEFT, Q_OUT_RIGHT = 8, 9, 10, 11
 Q_ACT_MIN, Q_ACT_MAX = 12, 13
 Q_SLOTS = 14
 MODE_ADD, MODE_SUB, MODE_MUL = 0, 1, 2
-# int32 (no quantization): the op in wrapping int32 arithmetic, then the activation clamp
-MODE_ADD32, MODE_SUB32, MODE_MUL32 = 3, 4, 5
-
-
+# int32 (no quantization): the op in wrapping int32 arithmetic, then the activation clamp;
+# SQUARED_DIFFERENCE wraps its difference and its square (``squared_difference``'s int32 path)
+MODE_ADD32, MODE_SUB32, MODE_MUL32, MODE_SQUARED_DIFFERENCE32 = 3, 4, 5, 6
 
 
 @native.jit_inline
@@ -132,8 +147,11 @@ def quantized16_pairs(a: Any, b: Any, out: Any, d: Any, q: Any) -> None:  # prag
                             acc = _wrap32(x + y)
                         elif mode == MODE_SUB32:
                             acc = _wrap32(x - y)
-                        else:
+                        elif mode == MODE_MUL32:
                             acc = _wrap32(x * y)
+                        else:
+                            acc = _wrap32(x - y)
+                            acc = _wrap32(acc * acc)
                         if acc < lo:
                             acc = lo
                         if acc > hi:
@@ -159,33 +177,14 @@ def quantized16_pairs(a: Any, b: Any, out: Any, d: Any, q: Any) -> None:  # prag
                     o += 1
 
 
-def _dims(shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
-          ) -> np.ndarray | None:
-    """The loops' packed sizes and strides (4 axes), or None beyond 4 axes / bad shapes."""
-    rank = len(shape_out)
-    if rank > RANK or len(shape1) != rank or len(shape2) != rank:
-        return None
-    if any(s not in (1, n) for shape in (shape1, shape2) for s, n in zip(shape, shape_out)):
-        return None
-    pad = [1] * (RANK - rank)
-    zeros = [0] * (RANK - rank)
-    return np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
-                    + _strides(shape2, shape_out), dtype=np.int64)
-
-
 def bind_quantized16(mode: int, params: Any, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
                      shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
                      ) -> Callable[[], None] | None:
     """int16 ADD/SUB (``params``: ``_elementwise.AddSubParams``) or MUL (``MulParams``) over
     the collapsed broadcast, or None (numpy runs) when the arrays or parameters do not fit:
     a negative multiplier (the in-place SRDHM form assumes >= 0) or a right shift >= 63."""
-    dims = _dims(shape1, shape2, shape_out)
-    if dims is None or not all(a.dtype == np.int16 and a.flags.c_contiguous
-                               for a in (x1, x2, out)):
-        return None
-    if x1.size != int(np.prod(shape1, dtype=np.int64)) or \
-            x2.size != int(np.prod(shape2, dtype=np.int64)) or \
-            out.size != int(np.prod(shape_out, dtype=np.int64)):
+    dims = checked_dims(x1, x2, out, (np.dtype(np.int16),), shape1, shape2, shape_out)
+    if dims is None:
         return None
     q = [0] * Q_SLOTS
     q[Q_MODE] = mode
@@ -208,18 +207,16 @@ def bind_quantized16(mode: int, params: Any, x1: np.ndarray, x2: np.ndarray, out
         return None
     return native.native_step(quantized16_pairs, x1.reshape(-1), x2.reshape(-1),
                               out.reshape(-1), dims, np.array(q, dtype=np.int64))
+
+
 def bind_int32(mode: int, act_min: int, act_max: int, x1: np.ndarray, x2: np.ndarray,
                out: np.ndarray, shape1: Sequence[int], shape2: Sequence[int],
                shape_out: Sequence[int]) -> Callable[[], None] | None:
-    """int32 ADD/SUB/MUL (``MODE_ADD32``...): the numpy path's wrapping int32 ufunc and its
-    clamp to [act_min, act_max] (the whole int32 range when the op has none), or None."""
-    dims = _dims(shape1, shape2, shape_out)
-    if dims is None or not all(a.dtype == np.int32 and a.flags.c_contiguous
-                               for a in (x1, x2, out)):
-        return None
-    if x1.size != int(np.prod(shape1, dtype=np.int64)) or \
-            x2.size != int(np.prod(shape2, dtype=np.int64)) or \
-            out.size != int(np.prod(shape_out, dtype=np.int64)):
+    """int32 ADD/SUB/MUL/SQUARED_DIFFERENCE (``MODE_ADD32``...): the numpy path's wrapping
+    int32 arithmetic and its clamp to [act_min, act_max] (the whole int32 range when the op
+    has none), or None."""
+    dims = checked_dims(x1, x2, out, (np.dtype(np.int32),), shape1, shape2, shape_out)
+    if dims is None:
         return None
     q = [0] * Q_SLOTS
     q[Q_MODE] = mode
@@ -281,27 +278,11 @@ def pick_pairs(a: Any, b: Any, out: Any, d: Any, maximum: int) -> None:  # pragm
                     o += 1
 
 
-def _checked(x1: np.ndarray, x2: np.ndarray, out: np.ndarray, dtypes: tuple[Any, ...],
-             shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
-             ) -> np.ndarray | None:
-    """The packed dims when the three arrays have one of ``dtypes``, are contiguous and hold
-    the shapes' element counts; else None."""
-    dims = _dims(shape1, shape2, shape_out)
-    if dims is None or x1.dtype != out.dtype or x2.dtype != out.dtype or \
-            out.dtype not in dtypes or not all(a.flags.c_contiguous for a in (x1, x2, out)):
-        return None
-    if x1.size != int(np.prod(shape1, dtype=np.int64)) or \
-            x2.size != int(np.prod(shape2, dtype=np.int64)) or \
-            out.size != int(np.prod(shape_out, dtype=np.int64)):
-        return None
-    return dims
-
-
 def bind_divide_int32(x1: np.ndarray, x2: np.ndarray, out: np.ndarray, act_min: int,
                       act_max: int, shape1: Sequence[int], shape2: Sequence[int],
                       shape_out: Sequence[int], error: str) -> Callable[[], None] | None:
     """int32 DIV compiled; the step raises ``KernelError(error)`` where TFLM would trap."""
-    dims = _checked(x1, x2, out, (np.dtype(np.int32),), shape1, shape2, shape_out)
+    dims = checked_dims(x1, x2, out, (np.dtype(np.int32),), shape1, shape2, shape_out)
     if dims is None or np.shares_memory(out, x1) or np.shares_memory(out, x2):
         return None
     from tinyarena.errors import KernelError
@@ -320,7 +301,7 @@ def bind_pick(maximum: bool, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
               shape1: Sequence[int], shape2: Sequence[int], shape_out: Sequence[int]
               ) -> Callable[[], None] | None:
     """Integer MAXIMUM/MINIMUM compiled, or None (float types keep their numpy path)."""
-    dims = _checked(x1, x2, out, tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32,
+    dims = checked_dims(x1, x2, out, tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32,
                                                             np.int64, np.uint8)),
                     shape1, shape2, shape_out)
     if dims is None or np.shares_memory(out, x1) or np.shares_memory(out, x2):
@@ -329,5 +310,6 @@ def bind_pick(maximum: bool, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
                               dims, int(maximum))
 
 
-__all__ = ["bind_divide_int32", "bind_int32", "bind_pick", "bind_quantized16", "bind_table_binary",
-           "divide_int32", "lookup_pairs", "pick_pairs", "quantized16_pairs"]
+__all__ = ["bind_divide_int32", "bind_int32", "bind_pick", "bind_quantized16",
+           "bind_table_binary", "checked_dims", "divide_int32", "lookup_pairs", "pick_pairs",
+           "quantized16_pairs"]

@@ -12,8 +12,8 @@ case is made explicit: the first operand's NaN (quieted), x86's rule for SUB/DIV
 the commutative ADD/MUL the operand the wheel's loop for this layout returns
 (``_elementwise.second_nan_wins``; the numpy path settles those positions the same way).
 
-``int_binary`` is the same walk for int32 SQUARED_DIFFERENCE (int64 arithmetic wrapped to
-int32 twice, as the numpy path wraps); the other integer binary ops are ``native.binary``'s.
+int32 SQUARED_DIFFERENCE (its difference and square wrapped to int32, as the numpy path wraps)
+is ``native.binary``'s int32 loop, like the other integer binary ops.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 
 from tinyarena.kernels import native
 from tinyarena.kernels.native._fops import clamp, fdiv, first_nan, fsub
-from tinyarena.kernels.native.binary import RANK, _strides
+from tinyarena.kernels.native.binary import MODE_SQUARED_DIFFERENCE32, bind_int32, checked_dims
 
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFFERENCE = range(7)
 OPS = {"ADD": OP_ADD, "SUB": OP_SUB, "MUL": OP_MUL, "DIV": OP_DIV, "MAXIMUM": OP_MAXIMUM,
@@ -86,36 +86,6 @@ def float_binary(a: Any, b: Any, out: Any, d: Any, bounds: Any) -> None:  # prag
                 o += n3
 
 
-@native.jit_inline
-def _wrap32(v: Any) -> Any:  # pragma: no cover - compiled
-    return ((v + 2147483648) & 0xFFFFFFFF) - 2147483648
-
-
-@native.jit_inline
-def _squared_difference32(a: Any, b: Any) -> Any:  # pragma: no cover - compiled
-    # a, b: int64 values of int32 elements; ``squared_difference._int32_squared_difference``
-    d = _wrap32(a - b)
-    return _wrap32(d * d)
-
-
-@native.jit
-def int_binary(a: Any, b: Any, out: Any, d: Any) -> None:  # pragma: no cover - compiled
-    # int32 SQUARED_DIFFERENCE over the walk of ``float_binary`` (d: its 12 sizes/strides)
-    n0, n1, n2, n3 = d[0], d[1], d[2], d[3]
-    a0, a1, a2, a3 = d[4], d[5], d[6], d[7]
-    b0, b1, b2, b3 = d[8], d[9], d[10], d[11]
-    o = 0
-    for i0 in range(n0):
-        for i1 in range(n1):
-            for i2 in range(n2):
-                ia = i0 * a0 + i1 * a1 + i2 * a2
-                ib = i0 * b0 + i1 * b1 + i2 * b2
-                for i3 in range(n3):
-                    out[o + i3] = _squared_difference32(np.int64(a[ia + i3 * a3]),
-                                                        np.int64(b[ib + i3 * b3]))
-                o += n3
-
-
 def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
     """``out`` shares memory with ``x`` other than as the very same elements (an in-place
     plan): the loop could then read an element it has already overwritten."""
@@ -126,25 +96,12 @@ def _overlaps_badly(out: np.ndarray, x: np.ndarray) -> bool:
 
 def _dims(x1: np.ndarray, x2: np.ndarray, out: np.ndarray, shape1: Sequence[int],
           shape2: Sequence[int], shape_out: Sequence[int]) -> np.ndarray | None:
-    """The loops' 4 sizes and two sets of 4 strides for these views and collapsed shapes, or
-    None: more than four axes, non-contiguous views or views that do not match the shapes,
-    or an output overlapping an input other than element for element."""
-    rank = len(shape_out)
-    if rank > RANK or len(shape1) != rank or len(shape2) != rank or not all(
-            a.flags.c_contiguous for a in (x1, x2, out)):
+    """``binary.checked_dims`` for the output's dtype, and None for an output overlapping an
+    input other than element for element."""
+    dims = checked_dims(x1, x2, out, (out.dtype,), shape1, shape2, shape_out)
+    if dims is None or _overlaps_badly(out, x1) or _overlaps_badly(out, x2):
         return None
-    size = int(np.prod(shape_out, dtype=np.int64))
-    if x1.size != int(np.prod(shape1, dtype=np.int64)) or out.size != size or \
-            x2.size != int(np.prod(shape2, dtype=np.int64)):
-        return None
-    if any(s not in (1, n) for shape in (shape1, shape2) for s, n in zip(shape, shape_out)):
-        return None
-    if _overlaps_badly(out, x1) or _overlaps_badly(out, x2):
-        return None
-    pad = [1] * (RANK - rank)
-    zeros = [0] * (RANK - rank)
-    return np.array(pad + list(shape_out) + zeros + _strides(shape1, shape_out) + zeros
-                    + _strides(shape2, shape_out), dtype=np.int64)
+    return dims
 
 
 def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndarray,
@@ -166,13 +123,13 @@ def bind_float_binary(op_name: str, x1: np.ndarray, x2: np.ndarray, out: np.ndar
     shape = _dims(x1, x2, out, shape1, shape2, shape_out)
     if shape is None:
         return None
+    if dtype != np.float32:  # int32 SQUARED_DIFFERENCE: no activation, the whole int32 range
+        return bind_int32(MODE_SQUARED_DIFFERENCE32, -(1 << 31), (1 << 31) - 1, x1, x2, out,
+                          shape1, shape2, shape_out)
     dims = np.concatenate([shape, np.array([op, int(second_nan)], dtype=np.int64)])
-    if dtype != np.float32:
-        return native.native_step(int_binary, x1.reshape(-1), x2.reshape(-1), out.reshape(-1),
-                                  dims)
     bounds = np.array([lo, hi], dtype=np.float32)
     return native.native_step(float_binary, x1.reshape(-1), x2.reshape(-1), out.reshape(-1),
                               dims, bounds)
 
 
-__all__ = ["OPS", "bind_float_binary", "float_binary", "int_binary"]
+__all__ = ["OPS", "bind_float_binary", "float_binary"]
