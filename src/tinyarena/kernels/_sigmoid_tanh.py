@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from tinyarena.errors import KernelError
-from tinyarena.kernels import _fixedpoint
+from tinyarena.kernels import _fixedpoint, native
 from tinyarena.kernels._lut import SIGMOID_TABLE_UINT16
 from tinyarena.kernels._quant import (
     calculate_input_radius,
@@ -25,7 +26,7 @@ from tinyarena.kernels._quant import (
     wrap_int16,
 )
 from tinyarena.kernels._unary import c_int32_from_double, checked_log2
-from tinyarena.model.types import Tensor, TensorType
+from tinyarena.model.types import Operator, Tensor, TensorType
 
 _INT8_INPUT_INTEGER_BITS = 4
 _INT16_INPUT_INTEGER_BITS = 3
@@ -97,6 +98,19 @@ def sigmoid_tanh_op_data(op: str, inp: Tensor, out: Tensor,
         return SigmoidTanhOpData(inp.type, int16_params(op, iq.scale, iq.zero_point, oq.scale,
                                                         oq.zero_point, pot_shifts=pot_shifts))
     return SigmoidTanhOpData(inp.type, ActivationOpData())
+
+
+def bind_int16(ctx: Any, op: Operator, data: SigmoidTanhOpData, op_name: str) -> Any:
+    """int16 LOGISTIC or TANH with compiled kernels on: ``native.sigmoid_tanh``'s table and
+    lerp; None (eval runs) without them."""
+    if not native.enabled(ctx):
+        return None
+    from tinyarena.kernels.native.sigmoid_tanh import MODE_LOGISTIC, MODE_TANH, \
+        bind_sigmoid_tanh16
+
+    return bind_sigmoid_tanh16(MODE_LOGISTIC if op_name == "LOGISTIC" else MODE_TANH,
+                               data.params.input_multiplier, data.params.input_left_shift,
+                               ctx.tensor_data(op.inputs[0]), ctx.tensor_data(op.outputs[0]))
 
 
 def _int8_common(x: np.ndarray, p: ActivationOpData, fn: str) -> tuple[np.ndarray, np.ndarray,

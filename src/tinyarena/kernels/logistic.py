@@ -18,13 +18,13 @@ from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._libm import expf_for
 from tinyarena.kernels._sigmoid_tanh import (
     SigmoidTanhOpData,
+    bind_int16,
     logistic_int8,
     logistic_int16,
     sigmoid_tanh_op_data,
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
 from tinyarena.kernels._quant import tensor_quant
-from tinyarena.kernels import native
 from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
@@ -93,22 +93,11 @@ def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None
     if data.type == _F32:
         return float_unary(ctx, op, "LOGISTIC", libm=data.libm)
     if data.type == _I16:
-        return _bind_int16(ctx, op, data)
+        return bind_int16(ctx, op, data, "LOGISTIC")
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
                      lambda v: logistic_int8(v, data.params), ctx)
-
-
-def _bind_int16(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
-    """int16 with compiled kernels on: ``native.sigmoid_tanh``; else eval."""
-    if not native.enabled(ctx):
-        return None
-    from tinyarena.kernels.native.sigmoid_tanh import MODE_LOGISTIC, bind_sigmoid_tanh16
-
-    return bind_sigmoid_tanh16(MODE_LOGISTIC, data.params.input_multiplier,
-                               data.params.input_left_shift, ctx.tensor_data(op.inputs[INPUT]),
-                               ctx.tensor_data(op.outputs[OUTPUT]))
 
 
 REGISTRATION = Registration("LOGISTIC", init=init, prepare=prepare, eval=eval_, bind=bind)

@@ -16,12 +16,12 @@ from tinyarena.kernels._ieee import c_float_env
 from tinyarena.kernels._libm import tanhf
 from tinyarena.kernels._sigmoid_tanh import (
     SigmoidTanhOpData,
+    bind_int16,
     sigmoid_tanh_op_data,
     tanh_int8,
     tanh_int16,
 )
 from tinyarena.kernels._unary import checked_unary_io, map_unary
-from tinyarena.kernels import native
 from tinyarena.kernels._bound import float_unary, unary_lut
 from tinyarena.kernels.base import (
     EvalContext,
@@ -77,22 +77,11 @@ def bind(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None
     if data.type == _F32:
         return float_unary(ctx, op, "TANH")
     if data.type == _I16:
-        return _bind_int16(ctx, op, data)
+        return bind_int16(ctx, op, data, "TANH")
     if data.type != _I8:
         return None
     return unary_lut(ctx.tensor_data(op.inputs[INPUT]), ctx.tensor_data(op.outputs[OUTPUT]),
                      lambda v: tanh_int8(v, data.params), ctx)
-
-
-def _bind_int16(ctx: EvalContext, op: Operator, data: SigmoidTanhOpData) -> Step | None:
-    """int16 with compiled kernels on: ``native.sigmoid_tanh``; else eval."""
-    if not native.enabled(ctx):
-        return None
-    from tinyarena.kernels.native.sigmoid_tanh import MODE_TANH, bind_sigmoid_tanh16
-
-    return bind_sigmoid_tanh16(MODE_TANH, data.params.input_multiplier,
-                               data.params.input_left_shift, ctx.tensor_data(op.inputs[INPUT]),
-                               ctx.tensor_data(op.outputs[OUTPUT]))
 
 
 REGISTRATION = Registration("TANH", init=init, prepare=prepare, eval=eval_, bind=bind)
