@@ -122,14 +122,10 @@ def write_stamp(slot: np.ndarray | None, token: int) -> None:
         slot[...] = np.frombuffer(token.to_bytes(STAMP_BYTES, "little"), dtype=np.uint8)
 
 
-def stamp_intact(slot: np.ndarray | None, token: int) -> bool:
-    return slot is None or int.from_bytes(slot.tobytes(), "little") == token
-
-
 class StampCheck:
-    """``stamp_intact`` as every invoke runs it: the slot's 8 bytes read as one native 64-bit
-    word through a memoryview (~40 ns, where ``tobytes`` + ``int.from_bytes`` cost ~400 ns)
-    and compared with the word the token wrote. Same bytes, same answer."""
+    """Is the owner stamp still in its slot? Every invoke asks: the slot's 8 bytes are read as
+    one native 64-bit word through a memoryview (~40 ns, where ``tobytes`` + ``int.from_bytes``
+    cost ~400 ns) and compared with the word the token wrote."""
 
     __slots__ = ("_word", "_expected")
 
