@@ -11,6 +11,7 @@ import numpy as np
 from model_families import flex  # noqa: F401  (re-exported: the signal tests build options with it)
 from tflm_oracle import tflm_allocations, tflm_invokes
 from tinyarena.arena.allocator import allocate_model
+from tinyarena.builder import ModelBuilder
 from tinyarena.interpreter import Interpreter
 from tinyarena.model import read_model
 
@@ -79,3 +80,32 @@ def assert_reset_matches_tflm(model: bytes, before: Sequence[Sequence[np.ndarray
     for g, w in zip(got, want):
         for a, b in zip(g, w):
             assert np.array_equal(a, b), (a, b)
+
+
+# The ``T`` custom option of SignalRfft / SignalIrfft: TFLM's TfLiteType of the samples.
+FFT_T = {"int16": 7, "int32": 2, "float32": 0}
+
+
+def rfft_model(dtype: str, rows: int, in_len: int, fft_length: int,
+               out_len: int | None = None) -> bytes:
+    """One SignalRfft over ``rows`` frames of ``in_len`` samples (zero-padded or cut to
+    ``fft_length``), ``out_len`` complex bins out (default: fft_length / 2 + 1)."""
+    b = ModelBuilder()
+    bins = out_len or fft_length // 2 + 1
+    x = b.add_input("x", (rows, in_len), dtype)
+    y = b.add_tensor("y", (rows, 2 * bins), dtype)
+    b.add_operator("SignalRfft", [x], [y], custom_options=flex(T=FFT_T[dtype],
+                                                                fft_length=fft_length))
+    b.mark_output(y)
+    return b.build()
+
+
+def fft_samples(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Random samples of ``dtype``; integer ones start with the type's extremes, which
+    overflow kissfft's integer sums."""
+    if dtype == "float32":
+        return rng.normal(0, 1000, shape).astype(np.float32)
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+    x.reshape(-1)[:2] = (info.min, info.max)
+    return x

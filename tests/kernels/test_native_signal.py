@@ -12,33 +12,11 @@ import pytest
 pytest.importorskip("numba")
 
 from native_compare import compiled_ops, native_matches_numpy  # noqa: E402
-from signal_cases import flex  # noqa: E402
+from signal_cases import FFT_T, fft_samples, flex, rfft_model  # noqa: E402
 from tinyarena.builder import ModelBuilder  # noqa: E402
 from tinyarena.interpreter import Interpreter  # noqa: E402
 
-T = {"int16": 7, "int32": 2, "float32": 0}
 TARGETS = ("host-x64", "cortex-m4", "cortex-m0")
-
-
-def _rfft(dtype: str, rows: int, in_len: int, fft_length: int, out_len: int | None = None
-          ) -> bytes:
-    b = ModelBuilder()
-    bins = out_len or fft_length // 2 + 1
-    x = b.add_input("x", (rows, in_len), dtype)
-    y = b.add_tensor("y", (rows, 2 * bins), dtype)
-    b.add_operator("SignalRfft", [x], [y], custom_options=flex(T=T[dtype],
-                                                                fft_length=fft_length))
-    b.mark_output(y)
-    return b.build()
-
-
-def _samples(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    if dtype == "float32":
-        return rng.normal(0, 1000, shape).astype(np.float32)
-    info = np.iinfo(dtype)
-    x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
-    x.reshape(-1)[:2] = (info.min, info.max)  # the extremes overflow kissfft's int sums
-    return x
 
 
 # radix 4 and 2 (8, 16, 64, 512), 3 (6, 24, 48), 5 (10, 40, 100), 3 and 5 (30, 60, 480)
@@ -48,28 +26,28 @@ RFFT_CASES = [(4, 3), (6, 6), (8, 8), (10, 7), (16, 16), (24, 20), (30, 30), (40
 
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
 def test_native_rfft_matches_numpy(dtype: str) -> None:
-    rng = np.random.default_rng(70 + T[dtype])
+    rng = np.random.default_rng(70 + FFT_T[dtype])
     for fft_length, in_len in RFFT_CASES:
         rows = 1 + fft_length % 3
-        model = _rfft(dtype, rows, in_len, fft_length)
-        feeds = [[_samples(dtype, (rows, in_len), rng)] for _ in range(2)]
+        model = rfft_model(dtype, rows, in_len, fft_length)
+        feeds = [[fft_samples(dtype, (rows, in_len), rng)] for _ in range(2)]
         if dtype != "float32":  # full-scale constant rows: every sum saturates the same way
             info = np.iinfo(dtype)
             feeds.append([np.full((rows, in_len), info.min, dtype)])
             feeds.append([np.full((rows, in_len), info.max, dtype)])
         native_matches_numpy(model, "SignalRfft", inputs=feeds)
     # wider output rows: each row at its own offset, the tail of a row left as it was
-    model = _rfft(dtype, 3, 16, 16, out_len=12)
-    native_matches_numpy(model, "SignalRfft", inputs=[[_samples(dtype, (3, 16), rng)]])
+    model = rfft_model(dtype, 3, 16, 16, out_len=12)
+    native_matches_numpy(model, "SignalRfft", inputs=[[fft_samples(dtype, (3, 16), rng)]])
 
 
 def test_native_rfft_on_cortex_m_targets() -> None:
     rng = np.random.default_rng(74)
     for dtype in ("int16", "float32"):
-        model = _rfft(dtype, 2, 60, 60)
+        model = rfft_model(dtype, 2, 60, 60)
         for target in TARGETS[1:]:
             native_matches_numpy(model, "SignalRfft", target,
-                                 inputs=[[_samples(dtype, (2, 60), rng)]])
+                                 inputs=[[fft_samples(dtype, (2, 60), rng)]])
 
 
 def _float_bits_match(a: np.ndarray, b: np.ndarray) -> None:
@@ -85,7 +63,7 @@ def test_native_float_rfft_specials() -> None:
     x = rng.normal(0, 1, (2, 30)).astype(np.float32)
     x[0, :4] = [np.inf, -np.inf, np.nan, 3e38]
     x[1, :3] = [3e38, 3e38, -np.inf]
-    model = _rfft("float32", 2, 30, 30)
+    model = rfft_model("float32", 2, 30, 30)
     got = []
     for native_on in (True, False):
         ip = Interpreter(model, native=native_on)
@@ -100,7 +78,7 @@ def test_native_float_rfft_specials() -> None:
 
 def test_native_rfft_declines_lengths_the_wheel_cannot_run() -> None:
     """fft_length 14 needs kissfft's generic radix: no compiled step, eval refuses to run."""
-    ip = Interpreter(_rfft("int16", 1, 14, 14), native=True)
+    ip = Interpreter(rfft_model("int16", 1, 14, 14), native=True)
     ip.allocate_tensors()
     assert not compiled_ops(ip)["SignalRfft"]
 
@@ -276,16 +254,16 @@ def test_native_front_end_chain_matches_numpy(frame: int, fft_length: int, chann
 def test_native_irfft_matches_numpy(dtype: str) -> None:
     from test_signal_stateful import _irfft
 
-    rng = np.random.default_rng(88 + T[dtype])
+    rng = np.random.default_rng(88 + FFT_T[dtype])
     for fft_length in (4, 6, 8, 10, 16, 24, 30, 40, 64, 100, 250, 512):
         bins = 2 * (fft_length // 2 + 1)
         rows = 1 + fft_length % 3
         model = _irfft(dtype, rows, fft_length, fft_length)
-        feeds = [[_samples(dtype, (rows, bins), rng)] for _ in range(2)]
+        feeds = [[fft_samples(dtype, (rows, bins), rng)] for _ in range(2)]
         native_matches_numpy(model, "SignalIrfft", inputs=feeds)
     # output rows wider than fft_length: each row at its own offset, its tail left alone
     model = _irfft(dtype, 3, 16, 20)
-    native_matches_numpy(model, "SignalIrfft", inputs=[[_samples(dtype, (3, 18), rng)]])
+    native_matches_numpy(model, "SignalIrfft", inputs=[[fft_samples(dtype, (3, 18), rng)]])
 
 
 # -- the ring-buffer ops: Framer, Stacker, Delay (state across invokes, reset) ---------------------

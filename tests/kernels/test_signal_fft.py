@@ -7,37 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from signal_cases import assert_matches_tflm, flex
+from signal_cases import FFT_T, assert_matches_tflm, fft_samples, flex, rfft_model
 from tinyarena.arena.allocator import allocate_model
-from tinyarena.builder import ModelBuilder
 from tinyarena.errors import KernelError
 from tinyarena.interpreter import Interpreter
 from tinyarena.model import read_model
 
 pytestmark = pytest.mark.oracle
-
-T = {"int16": 7, "int32": 2, "float32": 0}
-
-
-def _rfft(dtype: str, rows: int, in_len: int, fft_length: int, out_len: int | None = None
-          ) -> bytes:
-    b = ModelBuilder()
-    bins = out_len or fft_length // 2 + 1
-    x = b.add_input("x", (rows, in_len), dtype)
-    y = b.add_tensor("y", (rows, 2 * bins), dtype)
-    b.add_operator("SignalRfft", [x], [y], custom_options=flex(T=T[dtype],
-                                                                fft_length=fft_length))
-    b.mark_output(y)
-    return b.build()
-
-
-def _samples(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    if dtype == "float32":
-        return rng.normal(0, 1000, shape).astype(np.float32)
-    info = np.iinfo(dtype)
-    x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
-    x.reshape(-1)[:2] = (info.min, info.max)
-    return x
 
 
 # lengths: 2**k (radix 4 and 2), 3 * 2**k, 5 * 2**k, 15 (3 and 5), the audio front end's 512
@@ -48,24 +24,24 @@ CASES = [(4, 3), (6, 6), (8, 8), (10, 7), (16, 16), (24, 20), (30, 30), (40, 33)
 
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
 def test_rfft_matches_tflm(dtype: str) -> None:
-    rng = np.random.default_rng(T[dtype])
+    rng = np.random.default_rng(FFT_T[dtype])
     for fft_length, in_len in CASES:
-        model = _rfft(dtype, 2, in_len, fft_length)
-        assert_matches_tflm(model, [[_samples(dtype, (2, in_len), rng)]])
+        model = rfft_model(dtype, 2, in_len, fft_length)
+        assert_matches_tflm(model, [[fft_samples(dtype, (2, in_len), rng)]])
 
 
 def test_rfft_wider_output_rows_keep_their_tail() -> None:
     """output_length > fft_length/2 + 1: each row starts at its own offset, the rest of the
     row is left as it was."""
     rng = np.random.default_rng(8)
-    model = _rfft("int16", 3, 16, 16, out_len=12)
-    assert_matches_tflm(model, [[_samples("int16", (3, 16), rng)]])
+    model = rfft_model("int16", 3, 16, 16, out_len=12)
+    assert_matches_tflm(model, [[fft_samples("int16", (3, 16), rng)]])
 
 
 @pytest.mark.parametrize("target", ["arm32", "arm32-short-enums"])
 def test_rfft_tail_on_32_bit_targets(target: str) -> None:
     """Facts 5.2: params 32 bytes; kissfft state 3*4 + (264 + c) + c*(n-1) + c*(3n/2)."""
-    model = read_model(_rfft("int16", 1, 512, 512))
+    model = read_model(rfft_model("int16", 1, 512, 512))
     host = allocate_model(model)
     arm = allocate_model(model, target=target)
     n, c = 256, 4
@@ -83,7 +59,7 @@ def test_rfft_tail_on_32_bit_targets(target: str) -> None:
 def test_rfft_lengths_the_wheel_cannot_run(fft_length: int) -> None:
     """kissfft's generic radix needs KISS_FFT_MALLOC, which TFLM patches to NULL: the wheel
     segfaults on these lengths. They still size; running them is refused."""
-    model = _rfft("int16", 1, fft_length, fft_length)
+    model = rfft_model("int16", 1, fft_length, fft_length)
     assert allocate_model(read_model(model)).total > 0
     ip = Interpreter(model)
     ip.allocate_tensors()
@@ -114,7 +90,7 @@ def test_float_fft_specials_match_tflm_without_warnings() -> None:
     freq[0, :3] = [np.inf, np.inf, np.nan]
     frames = rng.normal(0, 1, (1, 8)).astype(np.float32)
     frames[0, :2] = [np.inf, -np.inf]
-    cases = [(_rfft("float32", 2, 30, 30), [[x]]), (_irfft("float32", 2, 30, 30), [[freq]]),
+    cases = [(rfft_model("float32", 2, 30, 30), [[x]]), (_irfft("float32", 2, 30, 30), [[freq]]),
              (_overlap_add("float32", (), 1, 8, 3), [[frames], [frames * -1]])]
     for model, steps in cases:
         want = tflm_invokes(model, steps)
