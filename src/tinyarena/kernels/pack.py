@@ -18,8 +18,10 @@ _SUPPORTED = (TensorType.FLOAT32, TensorType.INT8, TensorType.INT16, TensorType.
               TensorType.INT64)
 
 
-def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
-    """PackEval -> PackImpl: input i fills slot i of every outer block of the output."""
+def _slots(ctx: EvalContext, op: Operator
+           ) -> tuple[np.ndarray, list[np.ndarray], int, int]:
+    """(output, the inputs it stacks, outer blocks, elements per slot), or the KernelError
+    PackEval's checks raise."""
     options = op.options if isinstance(op.options, PackOptions) else PackOptions()
     out_t = ctx.tensor(op.outputs[0])
     if out_t is None or out_t.type not in _SUPPORTED:
@@ -39,34 +41,33 @@ def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
     if out.size != outer * count * copy:
         raise KernelError(f"PACK: output shape {out.shape} does not hold {count} inputs stacked "
                           f"on axis {axis}")
-    slots = out.reshape(outer, count, copy)
-    for i in range(count):
-        part = ctx.tensor_data(op.inputs[i])
+    parts = [ctx.tensor_data(op.inputs[i]) for i in range(count)]
+    for i, part in enumerate(parts):
         if part.size != outer * copy:
             raise KernelError(f"PACK: input {i} has {part.size} elements, expected "
                               f"{outer * copy}")
+    return out, parts, outer, copy
+
+
+def eval_(ctx: EvalContext, op: Operator, data: None) -> None:
+    """PackEval -> PackImpl: input i fills slot i of every outer block of the output."""
+    out, parts, outer, copy = _slots(ctx, op)
+    slots = out.reshape(outer, len(parts), copy)
+    for i, part in enumerate(parts):
         np.copyto(slots[:, i, :], part.reshape(outer, copy))
 
 
 def bind(ctx: EvalContext, op: Operator, data: None) -> Step | None:
     """eval's slots as byte pieces fixed at bind: one quiet step; anything eval would refuse,
     many small pieces, or inputs sharing the output's memory run eval."""
-    options = op.options if isinstance(op.options, PackOptions) else PackOptions()
-    out_t = ctx.tensor(op.outputs[0])
-    count = int(options.values_count)
-    if out_t is None or out_t.type not in _SUPPORTED or not 1 <= count <= len(op.inputs):
-        return None
-    out = ctx.tensor_data(op.outputs[0])
-    rank = out.ndim
-    axis = options.axis + rank if options.axis < 0 else options.axis
-    if not 0 <= axis < rank:
-        return None
-    outer = int(np.prod(out.shape[:axis], dtype=np.int64))
-    copy = int(np.prod(out.shape[axis + 1:], dtype=np.int64))
-    parts = [ctx.tensor_data(op.inputs[i]) for i in range(count)]
-    if out.size != outer * count * copy or outer * count > 4 * MAX_RUNS or any(
-            p.size != outer * copy or p.dtype != out.dtype or not p.flags.c_contiguous
-            or np.may_share_memory(p, out) for p in parts) or not out.flags.c_contiguous:
+    try:
+        out, parts, outer, copy = _slots(ctx, op)
+    except KernelError:
+        return None  # eval raises it at invoke, as TFLM's Eval does
+    count = len(parts)
+    if outer * count > 4 * MAX_RUNS or any(
+            p.dtype != out.dtype or not p.flags.c_contiguous or np.may_share_memory(p, out)
+            for p in parts) or not out.flags.c_contiguous:
         return None
     size = copy * out.dtype.itemsize
     return copy_pieces([(out, (o * count + i) * size, part, o * size, size)
