@@ -138,5 +138,6 @@ class CompileFailed(Exception):
     speed-up is no reason to refuse a model."""
 
 
-__all__ = ["CompileFailed", "ENVIRONMENT_SWITCH", "INSTALL_HINT", "available", "enabled", "is_quiet", "jit",
-           "jit_inline", "native_step", "numba_module", "quiet", "resolve", "switched_off"]
+__all__ = ["CompileFailed", "ENVIRONMENT_SWITCH", "INSTALL_HINT", "available", "enabled",
+           "is_quiet", "jit", "jit_inline", "native_step", "numba_module", "quiet", "resolve",
+           "switched_off"]
