@@ -91,3 +91,21 @@ def test_native_argument_is_checked() -> None:
 
     with pytest.raises(InterpreterError, match="native must be"):
         Interpreter(hello_world_like(0), native="yes")  # type: ignore[arg-type]
+
+
+@needs_numba
+def test_numba_that_fails_to_import_leaves_numpy_kernels(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """numba installed but broken (e.g. built for another numpy): native=True still runs,
+    on the numpy kernels, and says so."""
+    from small_models import hello_world_like
+
+    model = hello_world_like(1)
+    monkeypatch.setattr(native, "numba_module", lambda: None)
+    ip = Interpreter(model, native=True)
+    ip.allocate_tensors()
+    assert ip.native is False
+    assert not any(native.is_quiet(s) and hasattr(getattr(s, "func", None), "py_func")
+                   for s in ip._allocated().graph.steps())
+    monkeypatch.undo()
+    assert _outputs(model, True, "host-x64") == _outputs(model, False, "host-x64")

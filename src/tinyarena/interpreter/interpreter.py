@@ -512,8 +512,10 @@ class Interpreter:
 
     @property
     def native(self) -> bool:
-        """Kernels that have a compiled path (extra ``fast``) run it (see ``kernels.native``)."""
-        return self._native
+        """Kernels that have a compiled path (extra ``fast``) run it (see ``kernels.native``):
+        asked for, and numba imports (an installed numba that fails to import leaves every
+        kernel on numpy)."""
+        return self._native and native_kernels.numba_module() is not None
 
     # -- running -------------------------------------------------------------------------------
     def invoke(self) -> None:
