@@ -2,7 +2,8 @@
 
 Each subcommand is a small ``_cmd_<name>`` registrar that adds its parser and sets its handler;
 ``COMMANDS`` lists them in one place, so adding a subcommand is one function and one line.
-Errors from the library (``TinyArenaError``) become ``error: <message>`` on stderr, exit 1.
+Errors from the library (``TinyArenaError``) become ``error: <message>`` on stderr, exit 1;
+a ``UsageError`` (options that name nothing or contradict each other) exits 2, like argparse's.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from tinyarena.cli_common import (
     target_from_args,
     version_text,
 )
-from tinyarena.errors import PlanError, TinyArenaError
+from tinyarena.errors import TinyArenaError, UsageError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
 
@@ -54,7 +55,7 @@ def _run_plan(args: argparse.Namespace) -> int:
 
         return run_plan_buffers(args)
     if args.model is None:
-        raise PlanError("plan needs a model (a .tflite file) or --buffers FILE.csv")
+        raise UsageError("plan needs a model (a .tflite file) or --buffers FILE.csv")
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
     from tinyarena.report import explain_arena, plan_dict, render_plan
@@ -66,8 +67,8 @@ def _run_plan(args: argparse.Namespace) -> int:
         # The layout is TFLM's, running the best plan pinned offline; name it for what it is.
         profile = target_from_args(args)
         if profile.kernel_set != get_target(profile.name).kernel_set:
-            raise PlanError("--planner optimal plans for the target's own kernel set; drop "
-                            "--kernels or use --planner greedy")
+            raise UsageError("--planner optimal plans for the target's own kernel set; drop "
+                             "--kernels or use --planner greedy")
         layout = dataclasses.replace(optimal_layout(model, target=profile.name),
                                      planner="optimal")
     else:
@@ -124,7 +125,7 @@ def _cmd_size(sub: Any) -> None:
                                    "the tail by TFLM's recording categories. Declare "
                                    "min_arena bytes, 16-byte aligned.")
     add_batch_arguments(p)
-    add_target_argument(p)
+    add_target_argument(p, several=True)
     p.add_argument("--arena-size", type=size_argument, default=None, metavar="N",
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
@@ -298,7 +299,8 @@ def build_parser(json_errors: bool = False, only: str | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 1 tinyarena error, 2 usage error)."""
+    """Entry point; returns the exit status (0 ok, 1 tinyarena error, 2 usage error: argparse's
+    or a ``UsageError``)."""
     started = time.perf_counter()  # --time-budget counts from here
     arguments = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(json_errors="--json" in arguments,
@@ -307,6 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.started = started
     try:
         status: int = args.handler(args)
+    except UsageError as exc:
+        _fail(args, error_object(exc), f"error: {exc}")
+        return 2
     except TinyArenaError as exc:
         _fail(args, error_object(exc), f"error: {exc}")
         return 1

@@ -39,20 +39,77 @@ if TYPE_CHECKING:
     from tinyarena.arena.targets import TargetProfile
 
 
-def add_target_argument(p: argparse.ArgumentParser) -> None:
+class _TargetAction(argparse.Action):
+    """``--target T``: ``args.target`` is the first target named and ``args.targets`` every
+    target, in order, without repeats. A command that sizes for one build only (``several``
+    false) refuses a second ``--target`` as a usage error, instead of silently keeping one."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, several: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.several = several
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        seen = list(getattr(namespace, "targets", None) or [])
+        if seen and values not in seen and not self.several:
+            parser.error(f"{parser.prog} sizes for one build; give one --target (got "
+                         f"{seen[0]} and {values})")
+        if not seen:
+            setattr(namespace, self.dest, values)
+        if values not in seen:
+            seen.append(values)
+        namespace.targets = seen
+
+
+def add_target_argument(p: argparse.ArgumentParser, several: bool = False) -> None:
     """``--target`` and ``--kernels``, the same on every command that sizes, plans or runs for
     a TFLM build: the choices are the profiles and kernel sets ``tinyarena.arena.targets``
-    defines, so a new target is data. ``target_from_args`` turns them into one profile."""
+    defines, so a new target is data. ``target_from_args`` turns them into one profile;
+    with ``several``, ``--target`` may be repeated (``targets_from_args``: one record each)."""
     from tinyarena.arena.targets import KERNEL_SETS, PROFILES
 
-    p.add_argument("--target", choices=tuple(PROFILES), default="host-x64",
+    p.add_argument("--target", action=_TargetAction, several=several, choices=tuple(PROFILES),
+                   default="host-x64",
                    help="the TFLM build: struct layout, kernels and allocator (default "
                         "host-x64, the pip wheel; cortex-m0 ... cortex-m85 for an Arm "
                         "Cortex-M firmware built with arm-none-eabi-gcc; list: tinyarena "
-                        "targets)")
+                        "targets)" + ("; repeat it for several builds, side by side"
+                                      if several else ""))
     p.add_argument("--kernels", choices=KERNEL_SETS, default=None,
                    help="the kernels the firmware links (default: the target's own: "
                         "cmsis-nn on cortex-m*, reference elsewhere)")
+    p.set_defaults(targets=None)
+
+
+def targets_from_args(args: argparse.Namespace) -> list[str]:
+    """Every ``--target`` named, in order (the default target when none was)."""
+    named = getattr(args, "targets", None)
+    if named:
+        return list(named)
+    return [getattr(args, "target", None) or "host-x64"]
+
+
+def check_build_arguments(args: argparse.Namespace) -> None:
+    """Refuse a target/kernel-set pair that names no build (``--kernels cmsis-nn`` on
+    host-x64) before any model is read: a ``UsageError`` (exit 2), not one error per model."""
+    from tinyarena.arena.targets import get_target
+
+    for name in targets_from_args(args):
+        get_target(name, getattr(args, "kernels", None))
+
+
+def target_line(profile: TargetProfile, allocator: str | None = None,
+                planned: str | None = None) -> str:
+    """The line every command's output starts with: what its numbers depend on (target, ABI,
+    kernel set, allocator, TFLM version, and what placed the buffers when that is known)."""
+    line = profile.header(allocator)
+    return f"{line} | {planned}" if planned else line
+
+
+def print_target_line(profile: TargetProfile, allocator: str | None = None,
+                      planned: str | None = None, file: Any = None) -> None:
+    print(target_line(profile, allocator, planned), file=file or sys.stdout)
 
 
 def parse_size(text: str) -> int:
@@ -199,15 +256,58 @@ def _progress(results: Iterable[R], total: int, desc: str) -> Iterator[R]:
                     leave=False)
 
 
+def side_by_side(corner: str, columns: Sequence[str],
+                 rows: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """A text table with one column per target (several ``--target``): labels left, cells
+    right-aligned, every column as wide as its widest cell."""
+    label_width = max(len(corner), *(len(label) for label, _ in rows))
+    widths = [max(len(name), *(len(cells[i]) for _, cells in rows))
+              for i, name in enumerate(columns)]
+    lines = [f"{corner:<{label_width}}  " + "  ".join(
+        f"{name:>{w}}" for name, w in zip(columns, widths))]
+    lines += [f"{label:<{label_width}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths))
+              for label, cells in rows]
+    return [line.rstrip() for line in lines]
+
+
 def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    """Rows as CSV with a header line; missing fields are empty, None is empty."""
+    """Rows as CSV with a header line; missing fields are empty, None is empty, booleans are
+    ``true``/``false`` (as in the JSON, so a spreadsheet and a script read the same word)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(columns), extrasaction="ignore",
                             lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+        writer.writerow({k: _csv_cell(row.get(k)) for k in columns})
     return out.getvalue()
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def csv_to_stdout(args: argparse.Namespace) -> bool:
+    """``--csv -``: stdout carries the CSV only, so the text goes to stderr."""
+    return getattr(args, "csv", None) == "-"
+
+
+def text_stream(args: argparse.Namespace) -> Any:
+    """Where a command's human-readable text goes: stdout, or stderr when ``--csv -`` has
+    stdout (``tinyarena size *.tflite --csv - | python -c 'import csv ...'`` must parse)."""
+    return sys.stderr if csv_to_stdout(args) else sys.stdout
+
+
+def check_output_arguments(args: argparse.Namespace) -> None:
+    """``--csv -`` and ``--json`` both want stdout: a usage error, not a mixed stream."""
+    from tinyarena.errors import UsageError
+
+    if csv_to_stdout(args) and getattr(args, "json", False):
+        raise UsageError("--csv - and --json both write to stdout; write the CSV to a file "
+                         "(--csv FILE) or drop one of them")
 
 
 def write_csv(target: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
@@ -245,6 +345,9 @@ __all__ = [
     "PROGRESS_MIN_ITEMS",
     "add_batch_arguments",
     "add_target_argument",
+    "check_build_arguments",
+    "check_output_arguments",
+    "csv_to_stdout",
     "csv_text",
     "error_object",
     "expand_models",
@@ -252,13 +355,18 @@ __all__ = [
     "oserror_message",
     "parse_size",
     "plan_warnings",
+    "print_target_line",
     "positive_int_argument",
     "positive_size_argument",
     "report_error",
     "run_batch",
     "seconds_argument",
+    "side_by_side",
     "size_argument",
     "target_from_args",
+    "target_line",
+    "targets_from_args",
+    "text_stream",
     "version_text",
     "write_csv",
 ]

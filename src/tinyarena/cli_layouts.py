@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from tinyarena.cli_common import target_from_args
-from tinyarena.errors import PlanError
+from tinyarena.errors import ModelError, UsageError
 
 
 def add_layout_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,19 +31,19 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
     from tinyarena.report.explain import planner_text
 
     if args.split and args.shared_arena:
-        raise PlanError("choose --split or --shared-arena, not both")
+        raise UsageError("choose --split or --shared-arena, not both")
     if getattr(args, "csv", None):
-        raise PlanError("--csv writes one row per model; --split and --shared-arena give one "
+        raise UsageError("--csv writes one row per model; --split and --shared-arena give one "
                         "record, use --json instead")
     given = models
     models = expand_models(given)  # a folder is its *.tflite files, sorted, as for size
     if not models:
-        raise PlanError(f"no .tflite files in {', '.join(given)}")
+        raise ModelError(f"no .tflite files in {', '.join(given)}")
     if args.split:
         if len(models) != 1:
-            raise PlanError("--split sizes one model; give exactly one .tflite file")
+            raise UsageError("--split sizes one model; give exactly one .tflite file")
         if args.arena_size is not None:
-            raise PlanError("--arena-size checks one arena; --split reports the minimum of "
+            raise UsageError("--arena-size checks one arena; --split reports the minimum of "
                             "each of the two arenas instead")
         s = allocate_split(read_model(models[0]), target=target_from_args(args))
         data: dict[str, Any] = {"model": models[0], **s.to_dict()}

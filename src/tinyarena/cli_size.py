@@ -14,17 +14,25 @@ import sys
 from typing import Any
 
 from tinyarena.cli_common import (
+    check_build_arguments,
+    check_output_arguments,
     error_object,
     expand_models,
     is_single,
     report_error,
     run_batch,
+    side_by_side,
+    targets_from_args,
+    text_stream,
     write_csv,
 )
 from tinyarena.errors import TinyArenaError
 
-CSV_COLUMNS = ("model", "target", "allocator", "planner", "head", "tail", "total", "min_arena",
-               "error")
+CSV_COLUMNS = ("model", "target", "kernel_set", "tflm", "allocator", "planner", "head", "tail",
+               "total", "min_arena", "error")
+# The side-by-side table of several --target: one row per quantity, one column per target.
+SIDE_BY_SIDE = (("minimum arena", "min_arena"), ("arena used", "total"), ("head", "head"),
+                ("tail", "tail"))
 
 
 def size_record(model: str, *, target: str, arena_size: int | None,
@@ -55,13 +63,19 @@ def size_record(model: str, *, target: str, arena_size: int | None,
 
 
 def run_size(args: argparse.Namespace) -> int:
+    check_output_arguments(args)
+    check_build_arguments(args)
     models = expand_models(args.model)
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
-    job = functools.partial(size_record, target=args.target, arena_size=args.arena_size,
-                            kernels=getattr(args, "kernels", None))
-    records = run_batch(job, models, args.jobs, desc="size")
+    targets = targets_from_args(args)
+    per_target = [run_batch(functools.partial(size_record, target=target,
+                                              arena_size=args.arena_size,
+                                              kernels=getattr(args, "kernels", None)),
+                            models, args.jobs, desc="size") for target in targets]
+    # one record per model and target, each model's targets together
+    records = [by_target[i] for i in range(len(models)) for by_target in per_target]
     texts = [r.pop("text", None) for r in records]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"
         for warning in r.get("warnings", ()):
@@ -71,17 +85,38 @@ def run_size(args: argparse.Namespace) -> int:
                              else {**r, "planner": r.get("planned_by")}  # JSON's planned_by
                              for r in records], CSV_COLUMNS)
     if args.json:
-        print(json.dumps(records[0] if is_single(args.model) else records, indent=2))
+        one = is_single(args.model) and len(targets) == 1
+        print(json.dumps(records[0] if one else records, indent=2))
     else:
+        out = text_stream(args)
         blocks = []
         for r, text in zip(records, texts):
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
             elif text is not None:
                 blocks.append(text)
+        if len(targets) > 1:
+            blocks.append(side_by_side_text(records, targets))
         if blocks:
-            print("\n\n".join(blocks))
+            print("\n\n".join(blocks), file=out)
     return 1 if any("error" in r for r in records) else 0
 
 
-__all__ = ["CSV_COLUMNS", "run_size", "size_record"]
+def side_by_side_text(records: list[dict[str, Any]], targets: list[str]) -> str:
+    """Several --target in one table: per model, each quantity in one column per target."""
+    models = list(dict.fromkeys(r["model"] for r in records))
+    found = {(r["model"], r.get("target")): r for r in records if "error" not in r}
+    builds = {t: r for (m, t), r in found.items()}
+    lines = ["side by side (bytes): " + "; ".join(
+        f"{t}: kernels {builds[t]['kernel_set']}, TFLM {builds[t]['tflm']}"
+        for t in targets if t in builds)]
+    for model in models:
+        rows = [(f"  {label}", ["error" if (model, t) not in found
+                                else f"{found[(model, t)][key]:,}" for t in targets])
+                for label, key in SIDE_BY_SIDE]
+        lines.append("")
+        lines.extend(side_by_side(model, targets, rows))
+    return "\n".join(lines)
+
+
+__all__ = ["CSV_COLUMNS", "run_size", "side_by_side_text", "size_record"]

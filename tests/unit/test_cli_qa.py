@@ -214,7 +214,7 @@ def test_shared_arena_takes_a_folder_and_refuses_csv(tmp_path, capsys) -> None:
     assert main(["size", str(folder), "--shared-arena", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == want
     for extra in (["--shared-arena", *files], ["--split", files[0]]):
-        assert main(["size", *extra, "--csv", str(tmp_path / "x.csv"), "--json"]) == 1
+        assert main(["size", *extra, "--csv", str(tmp_path / "x.csv"), "--json"]) == 2
         assert "--csv" in json.loads(capsys.readouterr().out)["error"]["message"]
         assert not (tmp_path / "x.csv").exists()
 

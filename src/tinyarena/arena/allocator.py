@@ -147,7 +147,21 @@ def allocate_model(
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
                 arena_size=arena_size, needed=needed, missing=needed - arena_size,
             ) from None
-    return final.layout(min_arena, checked, _min_arena_note(min_arena, checked, big))
+    return dataclasses.replace(
+        final.layout(min_arena, checked, _min_arena_note(min_arena, checked, big)),
+        min_arena_cause=_min_arena_cause(checked, big))
+
+
+def _min_arena_cause(checked: int, big: _Run) -> str:
+    """Why TFLM's checks need more than ``arena_used_bytes()`` (head + tail after
+    AllocateTensors; facts 1.5): "rounding" when the 16-byte rounding of the arena size alone
+    explains it, else the transient step that needs the most (empty when nothing does)."""
+    used = big.alloc.head_used + big.alloc.tail_used
+    if checked <= used:
+        return ""
+    if checked <= align_up(used, ARENA_ALIGNMENT) or not big.required_driver:
+        return "rounding"
+    return big.required_driver
 
 
 def _min_arena_note(min_arena: int, checked: int, big: _Run) -> str:
@@ -266,6 +280,13 @@ class _Run:
     preallocated: frozenset[tuple[int, int]] = frozenset()  # data supplied by the application
     prior_head: int = 0  # MicroAllocator::max_head_buffer_usage_ before this model
     overlap_driver: str = ""  # the allocation that last raised the overlap-free bound
+    required_driver: str = ""  # the step of AllocateTensors that last raised required_end
+
+    def note_required(self, step: str, before: int) -> None:
+        """``step`` raised the arena end TFLM's checks need above ``before``: remember it, so
+        that ``size`` can say what makes the minimum arena larger than the arena used."""
+        if self.alloc.required_end > before:
+            self.required_driver = step
 
     # -- tail helpers --------------------------------------------------------------------------
 
@@ -360,7 +381,10 @@ def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver:
     _parse_builtin_data(run, registrations)
     _init_kernels(run, registrations)
     _prepare_kernels(run, registrations)
+    before = run.alloc.required_end
     _finish_model_allocation(run)
+    run.note_required("memory planning: the planner's working area (40 bytes per planned "
+                      "buffer) and its allocation records", before)
     _allocate_io_tensors(run)
     return run
 
@@ -493,6 +517,7 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
     for sg in run.model.subgraphs:
         for op in sg.operators:
             reg = regs[(sg.index, op.index)]
+            before = run.alloc.required_end
             ctx = _KernelContext(run, sg.index, op, "prepare")
             if reg.prepare is not None:
                 with _foreign_errors_named(op, sg.index, "prepare"):
@@ -500,6 +525,9 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
             _check_dynamic_tensors(sg.tensors, op, sg.index)
             ctx.finish()
             _resize_request_array(run)
+            where = f" of subgraph {sg.index}" if sg.index else ""
+            run.note_required(f"the Prepare of operator {op.index}{where} ({op.name}): its temp "
+                              f"tensors and scratch requests", before)
 
 
 def _check_dynamic_tensors(tensors: tuple[Tensor, ...], op: Operator, subgraph: int) -> None:

@@ -96,6 +96,9 @@ class ArenaLayout:
     kernel_set: str = "reference"  # the kernels whose allocations the layout holds
     tflm_checked_min_arena: int = 0
     min_arena_note: str = ""
+    # why TFLM's checks need more than head + tail: "rounding" (to a multiple of 16 alone), or
+    # the step of AllocateTensors whose transient data needs the most; "" when nothing does
+    min_arena_cause: str = ""
 
     @property
     def arena_used_bytes(self) -> int:

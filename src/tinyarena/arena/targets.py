@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
-from tinyarena.errors import UnsupportedOpError
+from tinyarena.errors import UnsupportedOpError, UsageError
 
 StructTable = Mapping[str, tuple[int, int]]  # C name -> (sizeof, alignof)
 
@@ -79,10 +79,10 @@ class TargetProfile:
         if kernel_set is None or kernel_set == self.kernel_set:
             return self
         if kernel_set not in KERNEL_SETS:
-            raise UnsupportedOpError(f"unknown kernel set {kernel_set!r}; choose one of "
+            raise UsageError(f"unknown kernel set {kernel_set!r}; choose one of "
                                      f"{', '.join(KERNEL_SETS)}")
         if kernel_set == "cmsis-nn" and self.cmsis_nn_isa is None:
-            raise UnsupportedOpError(
+            raise UsageError(
                 f"target {self.name} has no CMSIS-NN build (CMSIS-NN needs an Arm Cortex-M "
                 f"core); choose a cortex-m* target, e.g. --target cortex-m4 --kernels cmsis-nn")
         return replace(self, kernel_set=kernel_set)
@@ -435,7 +435,7 @@ def get_target(target: str | TargetProfile, kernel_set: str | None = None) -> Ta
     try:
         profile = PROFILES[target]
     except KeyError:
-        raise UnsupportedOpError(
+        raise UsageError(
             f"unknown target {target!r}; choose one of {', '.join(PROFILES)}"
         ) from None
     return profile.with_kernel_set(kernel_set)
