@@ -53,8 +53,8 @@ class _TargetAction(argparse.Action):
                  values: Any, option_string: str | None = None) -> None:
         seen = list(getattr(namespace, "targets", None) or [])
         if seen and values not in seen and not self.several:
-            parser.error(f"{parser.prog} sizes for one build; give one --target (got "
-                         f"{seen[0]} and {values})")
+            parser.error(f"{parser.prog} takes one --target (got {seen[0]} and {values}); "
+                         f"size and check take several")
         if not seen:
             setattr(namespace, self.dest, values)
         if values not in seen:

@@ -20,6 +20,7 @@ from tinyarena.cli_common import (
     positive_int_argument,
     positive_size_argument,
     target_from_args,
+    target_line,
 )
 
 
@@ -68,12 +69,32 @@ def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Load MODEL, feed the input file (or random data), invoke, print outputs and report."""
+    import sys
+
     from tinyarena.interpreter import Interpreter
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
+    from tinyarena.kernels import native as native_kernels
+    from tinyarena.model import read_model
 
+    profile = target_from_args(args)
+    if not args.json:  # first, as in every command: what the numbers below are for
+        print(target_line(profile), flush=True)
     warnings = plan_warnings(args)
-    ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args),
-                     native=_native_setting(args.native, args.repeat))
+    model = read_model(args.model)
+    native = _native_setting(args.native, args.repeat, _operator_count(model),
+                             native_kernels.available() and not native_kernels.switched_off(),
+                             native_kernels.cache_is_warm())
+    if args.native == "on" and not native_kernels.available():
+        from tinyarena.errors import InterpreterError
+
+        raise InterpreterError(f"--native on needs numba, which is not installed: "
+                               f"{native_kernels.INSTALL_HINT}; or run with --native off (or "
+                               f"auto), which gives the same outputs with the numpy kernels")
+    if native and not native_kernels.cache_is_warm():
+        print(f"[tinyarena] first build of the compiled kernels on this machine (numba): "
+              f"allocation takes a few seconds per kernel family (person_detect ~6 s), once; "
+              f"they are cached on disk. --native off skips it", file=sys.stderr, flush=True)
+    ip = Interpreter(model, arena_size=args.arena_size, target=profile, native=native)
     started = time.perf_counter()
     ip.allocate_tensors()
     _say_if_kernels_were_built(ip.native, time.perf_counter() - started)
@@ -115,6 +136,8 @@ def run_command(args: argparse.Namespace) -> int:
                           "kernels": "compiled" if ip.native else "numpy"},
             "allocation": report.to_dict(),
             "warnings": warnings,
+            "target": profile.name, "kernel_set": profile.kernel_set,
+            "tflm": profile.tflm_commit,
         }
         print(json.dumps(_json_safe(data), indent=2, allow_nan=False))
         return 0
@@ -133,12 +156,31 @@ def run_command(args: argparse.Namespace) -> int:
                 print(f"    {entry['rank']}. class {entry['index']}{name}: "
                       f"{entry['score']:.4f}")
     kernels = "compiled kernels" if ip.native else "numpy kernels"
-    print(f"invoke: {median_ms:.3f} ms (median of {len(times)}, {kernels})")
+    print(f"host time, invoke: {median_ms:,.3f} ms (median of {len(times)}, tinyarena's "
+          f"{kernels} on this machine; not the device's time)")
     if args.output:
         print(f"outputs saved to {args.output}")
     print()
-    print(report.text)
+    print("\n".join(_report_lines(report, profile.name)))
     return 0
+
+
+def _report_lines(report: Any, target: str) -> list[str]:
+    """TFLM's allocation lines as its recording allocator prints them, then the arena and the
+    host-only memory in words (the device needs the arena, never tinyarena's workspaces)."""
+    lines = ["TFLM's allocation report, as its RecordingMicroAllocator prints it:"]
+    lines += [line for line in report.text.splitlines() if not line.startswith("[tinyarena]")]
+    lines.append(f"arena on {target}: {report.arena_size:,} bytes, {report.total:,} used "
+                 f"(head {report.head:,} + tail {report.tail:,})")
+    host = report.workspace_bytes + report.compiled_constant_bytes
+    parts = [f"{report.workspace_bytes:,} bytes of workspaces in {report.workspace_count:,} "
+             f"buffers"]
+    if report.compiled_constant_bytes:
+        parts.append(f"{report.compiled_constant_bytes:,} bytes of compiled kernels' packed "
+                     f"constants")
+    lines.append(f"host memory of tinyarena's kernels; the device does not need it: {host:,} "
+                 f"bytes ({', '.join(parts)})")
+    return lines
 
 
 def _check_labels(labels: list[str], details: list[dict[str, Any]]) -> None:
@@ -250,8 +292,9 @@ def add_run_parser(sub: Any) -> None:
                    help="invoke N times and report the median time")
     p.add_argument("--native", choices=("auto", "on", "off"), default="auto",
                    help="compiled kernels (extra 'fast', numba): 'auto' (default) uses them when "
-                        "numba is installed and --repeat is above 1 (importing numba costs ~0.5 s, "
-                        "more than one invoke saves); same outputs either way")
+                        "numba is installed and the expected saving (--repeat x operators x "
+                        "~20 us) outweighs loading them (~0.5 s) or, on a machine that has not "
+                        "built them yet, their first build (~6 s); same outputs either way")
     p.set_defaults(handler=run_command)
 
 
@@ -270,13 +313,30 @@ def _say_if_kernels_were_built(native: bool, seconds: float) -> None:
               file=sys.stderr)
 
 
-def _native_setting(choice: str, repeat: int) -> bool | None:
-    """``Interpreter(native=...)`` for ``--native``: 'auto' skips numba's import for one invoke."""
+# --native auto: compiled kernels pay off only when the invokes they speed up outweigh what
+# loading them costs. Typical figures from benchmarks/invoke.py (docs/speed.md): the compiled
+# kernels save ~2-150 us per operator and invoke (20 us is a middle value), importing numba and
+# loading cached kernels costs ~0.5 s, and a first build on a machine ~6 s (person_detect).
+SAVING_PER_OP_INVOKE_S = 20e-6
+CACHED_LOAD_S = 0.5
+UNCACHED_BUILD_S = 6.0
+
+
+def _native_setting(choice: str, repeat: int, operators: int, available: bool,
+                    cache_warm: bool) -> bool:
+    """``Interpreter(native=...)`` for ``--native``: 'auto' compiles only where the expected
+    saving (``repeat`` invokes of ``operators`` operators) outweighs loading the compiled
+    kernels, or building them when none is cached on this machine yet."""
     if choice == "on":
         return True
-    if choice == "off" or repeat <= 1:
+    if choice == "off" or not available:
         return False
-    return None
+    cost = CACHED_LOAD_S if cache_warm else UNCACHED_BUILD_S
+    return repeat * operators * SAVING_PER_OP_INVOKE_S > cost
+
+
+def _operator_count(model: Any) -> int:
+    return sum(len(sg.operators) for sg in model.subgraphs)
 
 
 def _summary(model: Any) -> list[str]:
