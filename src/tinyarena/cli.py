@@ -25,6 +25,7 @@ from tinyarena.cli_common import (
     seconds_argument,
     size_argument,
     target_from_args,
+    target_line,
     version_text,
 )
 from tinyarena.errors import TinyArenaError, UsageError
@@ -178,13 +179,28 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize import optimize_model
     from tinyarena.optimize.report import render_optimize
 
+    kernel_set = args.kernel_set or getattr(args, "kernels", None)
+    sized_on = _optimize_build(args.target, kernel_set)
     _refuse_overwrite(args.model, args.output, args.force)
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
                             time_budget_s=_budget_left(args), target=args.target,
-                            kernel_set=args.kernel_set or getattr(args, "kernels", None))
+                            kernel_set=kernel_set)
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
-    return _emit(args, data, render_optimize(result, args.model, args.output))
+    return _emit(args, data, f"{target_line(sized_on)}\n"
+                             f"{render_optimize(result, args.model, args.output)}")
+
+
+def _optimize_build(target: str | None, kernel_set: str | None) -> Any:
+    """The build optimize's before/after sizes are for; an unknown --kernel-set is a usage
+    error (exit 2) before any model is read."""
+    from tinyarena.errors import PlanError
+    from tinyarena.optimize.pipeline import resolve_kernel_set
+
+    try:
+        return resolve_kernel_set(target, kernel_set)[0]
+    except PlanError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _refuse_overwrite(model: str, output: str, force: bool) -> None:

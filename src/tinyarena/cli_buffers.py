@@ -83,7 +83,7 @@ def _render(data: dict[str, Any], buffers: Any, budget: float | None) -> str:
     lines.append(f"{'id':>8} {'size':>10} {'offset':>10} {'first':>8} {'last':>8}")
     rows = data["buffers"]
     for row in rows[:200]:
-        lines.append(f"{row['id']:>8} {row['size']:>10} {row['offset']:>10} "
+        lines.append(f"{row['id']:>8} {row['size']:>10,} {row['offset']:>10,} "
                      f"{row['first']:>8} {row['last']:>8}")
     if len(rows) > 200:
         lines.append(f"... {len(rows) - 200} more (use --json for all)")

@@ -89,6 +89,13 @@ def run_report(args: argparse.Namespace) -> int:
     view = None if args.no_optimize else _optimize_view(args, model, targets[0])
     page = render_report(Path(args.model).name, explanations, view)
     Path(args.output).write_text(page, encoding="utf-8")
+    from tinyarena.arena.targets import get_target
+    from tinyarena.cli_common import target_line
+
+    for e in explanations:  # each target's line, as every command starts, and its verdict
+        print(target_line(get_target(e.layout.target, e.layout.kernel_set), e.layout.allocator,
+                          e.planner_text))
+        print(f"declare {e.layout.min_arena:,} bytes (arena used {e.layout.total:,})")
     print(f"wrote {args.output}: {len(targets)} target(s), "
           f"{sum(len(e.buffers) for e in explanations)} planned buffers drawn")
     return 0

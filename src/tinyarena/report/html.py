@@ -30,9 +30,16 @@ table { border-collapse: collapse; font-size: 12px; margin: 6px 0; }
 td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.peak td { background: #fff3c4; }
-.words { background: #f4f8ff; border-left: 4px solid #1565c0; padding: 6px 10px; }
+.words { background: #f4f8ff; border-left: 4px solid #1565c0; padding: 6px 10px;
+         overflow-wrap: anywhere; }
 .note { color: #555; font-size: 12px; }
+.declare { background: #e8f5e9; border-left: 4px solid #2e7d32; padding: 6px 10px;
+           font-size: 15px; }
+td.name { max-width: 26em; overflow-wrap: anywhere; }
 """
+# Longer tensor names are shortened in tables (their end kept: the layer that made them);
+# the full name is the cell's hover text.
+NAME_CHARS = 48
 
 
 @dataclass(frozen=True)
@@ -75,11 +82,31 @@ def figures(e: ArenaExplanation) -> dict[str, Any]:
     return out
 
 
+def _name_cell(name: str) -> str:
+    """A table cell for a tensor name or an ops list: long ones keep their end after an
+    ellipsis, the full text is the hover title."""
+    shown = name if len(name) <= NAME_CHARS else "\u2026" + name[-(NAME_CHARS - 1):]
+    return f'<td class="name" title="{escape(name)}">{escape(shown)}</td>'
+
+
+def _declare_banner(e: ArenaExplanation) -> str:
+    """The number a firmware declares for this target, before anything else about it."""
+    layout, t = e.layout, e.layout.target
+    profile = get_target(t, layout.kernel_set)
+    used = (f"; more than arena_used_bytes(), {layout.total:,}"
+            if layout.total != layout.min_arena else "")
+    return (f'<p class="declare">declare {_span(t, "size.min_arena", layout.min_arena)} bytes '
+            f"on {escape(t)}: <code>alignas(16) uint8_t tensor_arena[{layout.min_arena}];"
+            f"</code> <span class=\"note\">(kernels {escape(profile.kernels)}, TFLM "
+            f"{escape(profile.tflm_commit)}{used})</span></p>")
+
+
 def _target_section(e: ArenaExplanation, title: str) -> str:
     layout, t = e.layout, e.layout.target
     figs = figures(e)
     parts = [f'<section class="target" data-target="{escape(t)}">',
              f"<h2>{escape(t)}</h2>",
+             _declare_banner(e),
              f'<p class="note">{escape(get_target(t).description)}; '
              f"{escape(layout.allocator)} allocator, {escape(e.planner_text)}</p>",
              "<table><tr><th>figure</th><th>bytes</th><th>what it is</th></tr>"]
@@ -131,10 +158,10 @@ def _peak_table(e: ArenaExplanation, figs: dict[str, Any]) -> str:
             "</th></tr>"]
     for i in p.buffers:
         b = e.buffers[i]
-        rows.append(f'<tr class="peak"><td>{b.position}</td><td>{escape(b.name)}</td>'
+        rows.append(f'<tr class="peak"><td>{b.position}</td>{_name_cell(b.name)}'
                     f"<td>{escape(b.shape_text())}</td><td>{escape(b.dtype)}</td>"
                     f'<td class="num">{b.size:,}</td><td class="num">{b.offset:,}</td>'
-                    f"<td>{b.first}..{b.last}</td><td>{escape(b.ops_text())}</td></tr>")
+                    f"<td>{b.first}..{b.last}</td>{_name_cell(b.ops_text())}</tr>")
     rows.append(f"<tr><td></td><td>live at the peak</td><td></td><td></td>"
                 f"{_fig(t, 'plan.peak.live_bytes', p.live_bytes)}<td></td><td></td>"
                 f"<td>head {_span(t, 'plan.peak.head_bytes', p.head_bytes)}</td></tr>")
