@@ -370,13 +370,16 @@ def demo_command(args: argparse.Namespace) -> int:
         Path(args.save).write_bytes(model_bytes)
     model = read_model(model_bytes)
     layout = allocate_model(model)
+    from tinyarena.arena.targets import get_target
+
+    print(target_line(get_target(layout.target), layout.allocator))
     print("tinyarena demo: an int8 CNN built with tinyarena.builder, run in a TFLM arena")
     print("=" * 78)
-    print(f"model: {model.description!r}, {len(model_bytes)} bytes"
+    print(f"model: {model.description!r}, {len(model_bytes):,} bytes"
           + (f" (saved to {args.save})" if args.save else ""))
     print("\n".join(_summary(model)))
     print()
-    print(f"arena plan (head = {layout.head} bytes, TFLM's GreedyMemoryPlanner; one row per "
+    print(f"arena plan (head = {layout.head:,} bytes, TFLM's GreedyMemoryPlanner; one row per "
           f"time step, one column per 1/80 of the head):")
     plan = Plan(tuple(b.offset for b in layout.buffers),
                 tuple(Buffer(b.size, b.first, b.last) for b in layout.buffers))
@@ -384,8 +387,8 @@ def demo_command(args: argparse.Namespace) -> int:
     print()
     ip = Interpreter(model_bytes)  # the smallest arena TFLM accepts
     ip.allocate_tensors()
-    print(f"allocation report ({ip.arena.nbytes}-byte arena):")
-    print(ip.allocation_report().text)
+    print(f"allocation report ({ip.arena.nbytes:,}-byte arena):")
+    print("\n".join(_report_lines(ip.allocation_report(), layout.target)))
     print()
     for vertical in (True, False):
         image = stripes.stripes(vertical)
