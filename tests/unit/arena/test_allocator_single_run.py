@@ -61,8 +61,10 @@ def _two_runs(model: Model, target: str, planner: str, size: int | None,
     final = allocator_module._run(model, profile, path, planner, resolver,
                                   min_arena if size is None else size,
                                   preallocated=preallocated)
-    return final.layout(min_arena, checked,
-                        allocator_module._min_arena_note(min_arena, checked, big))
+    layout = final.layout(min_arena, checked,
+                          allocator_module._min_arena_note(min_arena, checked, big))
+    return dataclasses.replace(layout,
+                               min_arena_cause=allocator_module._min_arena_cause(checked, big))
 
 
 def _models() -> list[tuple[str, Model]]:
