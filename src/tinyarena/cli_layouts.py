@@ -30,6 +30,8 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
     from tinyarena.model import read_model
     from tinyarena.report.explain import planner_text
 
+    if len(getattr(args, "targets", None) or ()) > 1:
+        raise UsageError("--split and --shared-arena size for one build; give one --target")
     if args.split and args.shared_arena:
         raise UsageError("choose --split or --shared-arena, not both")
     if getattr(args, "csv", None):

@@ -83,6 +83,11 @@ def run_report(args: argparse.Namespace) -> int:
     from tinyarena.report.explain import explain_arena
     from tinyarena.report.html import render_report
 
+    if args.optimized is not None and args.no_optimize:
+        from tinyarena.errors import UsageError
+
+        raise UsageError("--optimized FILE compares with an optimized model and --no-optimize "
+                         "leaves the comparison out; give one of them")
     model = read_model(args.model)
     targets = list(dict.fromkeys(args.target or ["host-x64"]))
     explanations = [explain_arena(model, allocate_model(model, target=t)) for t in targets]

@@ -76,6 +76,7 @@ def run_command(args: argparse.Namespace) -> int:
     from tinyarena.kernels import native as native_kernels
     from tinyarena.model import read_model
 
+    _check_image_options(args)
     profile = target_from_args(args)
     if not args.json:  # first, as in every command: what the numbers below are for
         print(target_line(profile), flush=True)
@@ -183,19 +184,37 @@ def _report_lines(report: Any, target: str) -> list[str]:
     return lines
 
 
+def _check_image_options(args: argparse.Namespace) -> None:
+    """--pixels, --pixel-range and --resize say how an image becomes the input: given with
+    no image they would be silently ignored, so they are a usage error (exit 2)."""
+    from tinyarena.errors import UsageError
+    from tinyarena.interpreter.inputs import IMAGE_SUFFIXES
+
+    given = [flag for flag, value in (("--pixels", args.pixels is not None),
+                                      ("--pixel-range", args.pixel_range != (0.0, 1.0)),
+                                      ("--resize", args.resize)) if value]
+    image = args.input is not None and Path(args.input).suffix.lower() in IMAGE_SUFFIXES
+    if given and not image:
+        what = f"--input {args.input} is not an image" if args.input else "there is no --input"
+        raise UsageError(f"{', '.join(given)}: only for an image input "
+                         f"({', '.join(IMAGE_SUFFIXES)}), and {what}; drop "
+                         f"{'it' if len(given) == 1 else 'them'}")
+
+
 def _check_labels(labels: list[str], details: list[dict[str, Any]]) -> None:
-    """--labels names output 0's classes: a count that differs names the wrong classes."""
-    from tinyarena.errors import InterpreterError
+    """--labels names output 0's classes: a count that differs names the wrong classes (an
+    argument that contradicts the model: a usage error, exit 2)."""
+    from tinyarena.errors import UsageError
 
     shape = tuple(int(d) for d in details[0]["shape"]) if details else ()
     if len(shape) == 2 and shape[0] == 1:
         shape = shape[1:]
     if len(shape) != 1:
-        raise InterpreterError(f"--labels names the classes of a classifier output, but output "
-                               f"0 has shape {list(details[0]['shape']) if details else []}")
+        raise UsageError(f"--labels names the classes of a classifier output, but output "
+                         f"0 has shape {list(details[0]['shape']) if details else []}")
     if len(labels) != shape[0]:
-        raise InterpreterError(f"--labels gives {len(labels)} names but output 0 has "
-                               f"{shape[0]} classes; give one name per class, in order")
+        raise UsageError(f"--labels gives {len(labels)} names but output 0 has "
+                         f"{shape[0]} classes; give one name per class, in order")
 
 
 def _json_safe(value: Any) -> Any:

@@ -140,13 +140,20 @@ def test_usage_errors_exit_2(capsys, models, tmp_path) -> None:
         ["optimize", a, "-o", str(tmp_path / "o.tflite"), "--kernel-set", "xtensa"],
         ["plan", a, "--planner", "optimal", "--target", "cortex-m4", "--kernels", "reference"],
         ["size", a, "--target", "cortex-m5"],
+        ["size", a, "--split", "--target", "cortex-m4", "--target", "cortex-m7"],
+        ["run", a, "--input", str(tmp_path / "x.npy"), "--pixels", "raw"],
+        ["run", a, "--resize"],
+        ["run", a, "--labels", "one,two,three", "--native", "off"],
+        ["report", a, "-o", str(tmp_path / "r.html"), "--optimized", a, "--no-optimize"],
     ]
+    np.save(tmp_path / "x.npy", np.zeros((1, 1), np.float32))
     for argv in cases:
         assert _exit(argv) == 2, argv
         assert capsys.readouterr().err, argv
         assert _exit([*argv, "--json"]) == 2, argv
         assert json.loads(capsys.readouterr().out)["error"]["type"] == "UsageError", argv
-    assert not (tmp_path / "okay-nabu.h").exists() and not (tmp_path / "o.tflite").exists()
+    for written in ("okay-nabu.h", "o.tflite", "r.html"):
+        assert not (tmp_path / written).exists(), written
 
 
 def test_unknown_target_is_a_usage_error_in_the_library_too() -> None:
