@@ -40,8 +40,8 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
     for op, name, rule, kept, merged in result.aliases:
         lines.append(f"  op {op} {name}: tensor {merged} on tensor {kept} ({rule})")
     for p, shift in zip(result.partial, result.shifts):
-        lines.append(f"  op {p.op} {p.op_name}: output tensor {p.output} starts {shift} bytes "
-                     f"from input tensor {p.input} (partial overlap, margin {p.margin})")
+        lines.append(f"  op {p.op} {p.op_name}: output tensor {p.output} starts {shift:,} bytes "
+                     f"from input tensor {p.input} (partial overlap, margin {p.margin:,})")
     lines.extend(f"note: {n}" for n in result.notes)
     return "\n".join(lines)
 
