@@ -107,11 +107,6 @@ def target_line(profile: TargetProfile, allocator: str | None = None,
     return f"{line} | {planned}" if planned else line
 
 
-def print_target_line(profile: TargetProfile, allocator: str | None = None,
-                      planned: str | None = None, file: Any = None) -> None:
-    print(target_line(profile, allocator, planned), file=file or sys.stdout)
-
-
 def parse_size(text: str) -> int:
     """A byte count as users write it: ``98304``, ``0x18000``, ``96K``, ``96KB``, ``96KiB``
     (K, M and G are binary multiples, with or without B/iB; case does not matter).
@@ -355,7 +350,6 @@ __all__ = [
     "oserror_message",
     "parse_size",
     "plan_warnings",
-    "print_target_line",
     "positive_int_argument",
     "positive_size_argument",
     "report_error",
