@@ -68,6 +68,9 @@ def test_rounding_alone_is_named_as_rounding() -> None:
     layout = allocate_model(read_model(model))
     assert layout.total % 16 != 0 and layout.min_arena == align_up(layout.total, 16)
     assert layout.min_arena_cause == "rounding"
+    from tinyarena.report import size_dict
+
+    assert size_dict(layout)["min_arena_cause"] == "rounding"  # size --json carries it too
     reason = min_arena_reason(layout)
     assert "nothing transient" in reason and "multiple of 16" in reason
     assert "planner" not in reason

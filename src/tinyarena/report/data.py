@@ -70,6 +70,8 @@ def size_dict(layout: ArenaLayout, explanation: ArenaExplanation | None = None
         "overlap_free_arena": layout.overlap_free_arena,
         "tflm_checked_min_arena": layout.tflm_checked_min_arena,
         "min_arena_note": layout.min_arena_note,
+        # why min_arena exceeds total: "rounding" or the transient step of AllocateTensors
+        "min_arena_cause": layout.min_arena_cause,
         "temp_peak": layout.temp_peak,
         "categories": {name: usage.to_dict() for name, usage in layout.categories.items()},
     }
