@@ -19,6 +19,7 @@ from tinyarena.cli_common import (
     add_target_argument,
     error_object,
     expand_models,
+    failed_record,
     positive_size_argument,
     report_error,
     run_batch,
@@ -34,7 +35,7 @@ CSV_COLUMNS = ("model", "target", "budget", "min_arena", "fits", "over_by", "hea
 
 
 def check_record(model: str, *, target: str, budget: int,
-                 kernels: str | None = None) -> dict[str, Any]:
+                 kernels: str | None = None, parsed: Any = None) -> dict[str, Any]:
     """Does ``model`` fit ``budget`` bytes of arena on ``target``? As a JSON-ready dict.
 
     The arena a model needs is ``min_arena`` (the smallest arena TFLM's AllocateTensors
@@ -44,7 +45,8 @@ def check_record(model: str, *, target: str, budget: int,
     from tinyarena.model import read_model
 
     try:
-        layout = allocate_model(read_model(model), target=get_target(target, kernels))
+        layout = allocate_model(read_model(model) if parsed is None else parsed,
+                                target=get_target(target, kernels))
     except TinyArenaError as exc:
         return {"model": model, "target": target, "budget": budget, **error_object(exc)}
     need = int(layout.min_arena)
@@ -60,7 +62,8 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     job = functools.partial(check_record, target=args.target, budget=args.budget,
                             kernels=getattr(args, "kernels", None))
-    records = run_batch(job, models, args.jobs, desc="check")
+    records = run_batch(job, models, args.jobs, desc="check", executor=args.executor,
+                        on_error=failed_record)
     build = _build_words(args)
     errors = sum("error" in r for r in records)
     over = sum(r.get("fits") is False for r in records)

@@ -16,6 +16,7 @@ from typing import Any
 from tinyarena.cli_common import (
     error_object,
     expand_models,
+    failed_record,
     is_single,
     report_error,
     run_batch,
@@ -28,10 +29,11 @@ CSV_COLUMNS = ("model", "target", "allocator", "planner", "head", "tail", "total
 
 
 def size_record(model: str, *, target: str, arena_size: int | None,
-                kernels: str | None = None) -> dict[str, Any]:
+                kernels: str | None = None, parsed: Any = None) -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
-    that ``optimize`` proved safe only for other kernels than this target's."""
+    that ``optimize`` proved safe only for other kernels than this target's. ``parsed``: the
+    model already read (a batch sizing one model for several targets reads it once)."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
@@ -40,7 +42,7 @@ def size_record(model: str, *, target: str, arena_size: int | None,
 
     try:
         profile = get_target(target, kernels)
-        parsed = read_model(model)
+        parsed = read_model(model) if parsed is None else parsed
         layout = allocate_model(parsed, target=profile, arena_size=arena_size)
         explained = explain_arena(parsed, layout)
         warnings: list[str] = []
@@ -49,7 +51,7 @@ def size_record(model: str, *, target: str, arena_size: int | None,
 
             warnings = plan_warnings(parsed, profile)
     except TinyArenaError as exc:
-        return {"model": model, **error_object(exc)}
+        return {"model": model, "target": target, **error_object(exc)}
     return {"model": model, **size_dict(layout, explained), "warnings": warnings,
             "text": render_size(layout, title=model, explanation=explained)}
 
@@ -61,7 +63,8 @@ def run_size(args: argparse.Namespace) -> int:
         return 1
     job = functools.partial(size_record, target=args.target, arena_size=args.arena_size,
                             kernels=getattr(args, "kernels", None))
-    records = run_batch(job, models, args.jobs, desc="size")
+    records = run_batch(job, models, args.jobs, desc="size", executor=args.executor,
+                        on_error=failed_record)
     texts = [r.pop("text", None) for r in records]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"
         for warning in r.get("warnings", ()):
