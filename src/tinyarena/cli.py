@@ -18,10 +18,13 @@ from typing import Any, Callable, Sequence
 
 from tinyarena.cli_common import (
     add_batch_arguments,
+    add_executor_argument,
     add_target_argument,
     error_object,
+    is_single,
     oserror_message,
     plan_warnings,
+    positive_int_argument,
     seconds_argument,
     size_argument,
     target_from_args,
@@ -176,6 +179,9 @@ def _budget_left(args: argparse.Namespace) -> float:
 def _run_optimize(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    if not is_single(args.model):
+        return _run_optimize_many(args)
+    args.model = args.model[0]
     from tinyarena.optimize import optimize_model
     from tinyarena.optimize.report import render_optimize
 
@@ -203,6 +209,54 @@ def _optimize_build(target: str | None, kernel_set: str | None) -> Any:
         raise UsageError(str(exc)) from None
 
 
+def _run_optimize_many(args: argparse.Namespace) -> int:
+    """optimize MODEL... or DIR... -o OUTDIR: one optimized model per input, in OUTDIR."""
+    from tinyarena.batch import optimize_models
+
+    pairs = batch_outputs(args.model, args.output)
+    if not pairs:
+        raise PlanError(f"no .tflite files in {', '.join(args.model)}")
+    for model, output in pairs:
+        _refuse_overwrite(model, output, args.force)
+    records = optimize_models([m for m, _ in pairs], [o for _, o in pairs], (args.target,),
+                              kernel_set=args.kernel_set or getattr(args, "kernels", None),
+                              time_budget_s=args.time_budget, reorder=args.reorder,
+                              overlap=args.overlap, jobs=args.jobs, executor=args.executor)
+    if args.json:
+        print(json.dumps(records, indent=2))
+    for r in records:
+        if "error" in r:
+            print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
+        elif not args.json:
+            after, before = r["after"]["min_arena"], r["before"]["min_arena"]
+            print(f"{r['model']} -> {r['output']}: min_arena {before:,} -> {after:,} bytes"
+                  f" ({'proven optimal' if r['optimal'] else 'not proven optimal'})")
+    return 1 if any("error" in r for r in records) else 0
+
+
+def batch_outputs(inputs: Sequence[str], outdir: str) -> list[tuple[str, str]]:
+    """(model, output) for ``optimize`` over several models: a model named as a file keeps
+    its file name in ``outdir``; a folder's models keep their paths below that folder. Two
+    inputs that would write the same output are refused."""
+    from pathlib import Path
+
+    pairs: list[tuple[str, str]] = []
+    for text in inputs:
+        root = Path(text)
+        if root.is_dir():
+            pairs.extend((str(p), str(Path(outdir) / p.relative_to(root)))
+                         for p in sorted(root.rglob("*.tflite")) if p.is_file())
+        else:
+            pairs.append((text, str(Path(outdir) / root.name)))
+    seen: dict[str, str] = {}
+    for model, output in pairs:
+        if output in seen:
+            raise PlanError(f"{seen[output]} and {model} would both be written to {output}; "
+                            f"optimize them in separate runs")
+        seen[output] = model
+    return pairs
+
+
 def _refuse_overwrite(model: str, output: str, force: bool) -> None:
     """optimize never replaces its input, or any existing file, unless --force."""
     from pathlib import Path
@@ -224,8 +278,14 @@ def _cmd_optimize(sub: Any) -> None:
                                    "lower bound, and pin it in the model as "
                                    "OfflineMemoryAllocation metadata. The unmodified TFLM "
                                    "follows it and computes identical outputs.")
-    p.add_argument("model", help="a .tflite file")
-    p.add_argument("-o", "--output", required=True, help="where to write the optimized model")
+    p.add_argument("model", nargs="+",
+                   help="a .tflite file; or several files or folders, then -o is a folder")
+    p.add_argument("-o", "--output", required=True,
+                   help="where to write the optimized model (a folder for several models: "
+                        "each keeps its file name, a folder's models their relative paths)")
+    p.add_argument("--jobs", "-j", type=positive_int_argument, default=1, metavar="N",
+                   help="models optimized in parallel (processes; default 1)")
+    add_executor_argument(p)
     p.add_argument("--force", action="store_true",
                    help="overwrite OUTPUT if it exists (even when it is the input model)")
     p.add_argument("--reorder", action=argparse.BooleanOptionalAction, default=True,

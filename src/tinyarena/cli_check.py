@@ -21,6 +21,7 @@ from tinyarena.cli_common import (
     check_output_arguments,
     error_object,
     expand_models,
+    failed_record,
     positive_size_argument,
     report_error,
     run_batch,
@@ -41,7 +42,7 @@ CSV_COLUMNS = ("model", "target", "kernel_set", "tflm", "budget", "min_arena", "
 
 
 def check_record(model: str, *, target: str, budget: int,
-                 kernels: str | None = None) -> dict[str, Any]:
+                 kernels: str | None = None, parsed: Any = None) -> dict[str, Any]:
     """Does ``model`` fit ``budget`` bytes of arena on ``target``? As a JSON-ready dict.
 
     The arena a model needs is ``min_arena`` (the smallest arena TFLM's AllocateTensors
@@ -54,7 +55,8 @@ def check_record(model: str, *, target: str, budget: int,
     try:
         profile = get_target(target, kernels)
         build.update(kernel_set=profile.kernel_set, tflm=profile.tflm_commit)
-        layout = allocate_model(read_model(model), target=profile)
+        layout = allocate_model(read_model(model) if parsed is None else parsed,
+                                target=profile)
     except TinyArenaError as exc:
         return {**build, "budget": budget, **error_object(exc)}
     need = int(layout.min_arena)
@@ -70,8 +72,13 @@ def run_check(args: argparse.Namespace) -> int:
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return EXIT_BAD_INPUT
-    targets = targets_from_args(args)
-    summaries = [_check_target(args, models, target) for target in targets]
+    targets = tuple(targets_from_args(args))
+    job = functools.partial(check_records, targets=targets, budget=args.budget,
+                            kernels=getattr(args, "kernels", None))
+    nested = run_batch(job, models, args.jobs, desc="check", executor=args.executor,
+                       on_error=lambda model, exc: [failed_record(model, exc)] * len(targets))
+    summaries = [_summary(args, target, [per_model[i] for per_model in nested])
+                 for i, target in enumerate(targets)]
     if args.csv:
         write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r else r
                              for s in summaries for r in s["models"]], CSV_COLUMNS)
@@ -83,11 +90,23 @@ def run_check(args: argparse.Namespace) -> int:
     return next((s for s in (EXIT_BAD_INPUT, EXIT_OVER_BUDGET) if s in statuses), EXIT_OK)
 
 
-def _check_target(args: argparse.Namespace, models: list[str], target: str) -> dict[str, Any]:
+def check_records(model: str, *, targets: tuple[str, ...], budget: int,
+                  kernels: str | None = None) -> list[dict[str, Any]]:
+    """``check_record`` for every target, the model read once: one batch task per model."""
+    from tinyarena.model import read_model
+
+    try:
+        parsed = read_model(model)
+    except TinyArenaError as exc:
+        return [{"model": model, "target": t, "budget": budget, **error_object(exc)}
+                for t in targets]
+    return [check_record(model, target=t, budget=budget, kernels=kernels, parsed=parsed)
+            for t in targets]
+
+
+def _summary(args: argparse.Namespace, target: str, records: list[dict[str, Any]]
+             ) -> dict[str, Any]:
     """``check --json`` for one target: every model's record and the verdict."""
-    job = functools.partial(check_record, target=target, budget=args.budget,
-                            kernels=getattr(args, "kernels", None))
-    records = run_batch(job, models, args.jobs, desc="check")
     kernel_set, tflm = _build_words(target, getattr(args, "kernels", None))
     errors = sum("error" in r for r in records)
     over = sum(r.get("fits") is False for r in records)
@@ -160,4 +179,4 @@ def add_check_parser(sub: Any) -> None:
 
 
 __all__ = ["CSV_COLUMNS", "EXIT_BAD_INPUT", "EXIT_OK", "EXIT_OVER_BUDGET", "add_check_parser",
-           "check_record", "run_check"]
+           "check_record", "check_records", "run_check"]

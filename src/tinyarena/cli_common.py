@@ -12,6 +12,7 @@ CSV next to JSON).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -158,6 +159,12 @@ def error_object(exc: BaseException, kind: str | None = None) -> dict[str, Any]:
     return {"error": body}
 
 
+def failed_record(model: str, exc: BaseException) -> dict[str, Any]:
+    """A model's record when its work raised instead of returning one (a worker lost on
+    every retry, an executor's own failure): the batch goes on, the model reports it."""
+    return {"model": model, **error_object(exc)}
+
+
 def report_error(args: argparse.Namespace, kind: str, message: str) -> None:
     """A command's own failure (not a model's): the JSON error object with --json, else
     ``error: ...`` on stderr."""
@@ -182,6 +189,15 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
                         "the same for every N")
     p.add_argument("--csv", default=None, metavar="FILE",
                    help="also write one row per model to FILE as CSV ('-' for stdout)")
+    add_executor_argument(p)
+
+
+def add_executor_argument(p: argparse.ArgumentParser) -> None:
+    """--executor: where a batch runs. The records are the same whichever runs them."""
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local: this machine, --jobs processes (default); ray: tasks on the "
+                        "Ray cluster at RAY_ADDRESS or running here, else a local one "
+                        "started for the command (pip install 'tinyarena[ray]')")
 
 
 def positive_int_argument(text: str) -> int:
@@ -225,30 +241,35 @@ def is_single(paths: Sequence[str]) -> bool:
 
 
 def run_batch(func: Callable[[T], R], items: Sequence[T], jobs: int = 1,
-              desc: str = "") -> list[R]:
-    """``[func(item) for item in items]``, in that order, on ``jobs`` processes.
+              desc: str = "", executor: str | None = None,
+              on_error: Callable[[T, BaseException], R] | None = None) -> list[R]:
+    """``[func(item) for item in items]``, in that order, on ``jobs`` processes or on Ray.
 
     ``func`` must be a module-level function that returns plain data and reports a model's
-    failure in its result, so one bad model does not stop the batch. A progress bar goes to
-    stderr when it is a terminal and the batch has at least ``PROGRESS_MIN_ITEMS`` items.
+    failure in its result, so one bad model does not stop the batch (``on_error`` turns
+    what escapes it, a worker lost on every retry included, into that model's result). A
+    progress bar goes to stderr when it is a terminal and the batch has at least
+    ``PROGRESS_MIN_ITEMS`` items.
     """
-    workers = max(1, min(jobs, len(items)))
-    if workers == 1:
-        return list(_progress(map(func, items), len(items), desc))
-    from concurrent.futures import ProcessPoolExecutor  # ~15 ms of imports a single model skips
+    from tinyarena.executors import map_ordered
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(_progress(pool.map(func, items), len(items), desc))
+    with _progress_bar(len(items), desc) as tick:
+        return map_ordered(func, items, jobs=jobs, executor=executor, on_error=on_error,
+                           progress=tick)
 
 
-def _progress(results: Iterable[R], total: int, desc: str) -> Iterator[R]:
+@contextlib.contextmanager
+def _progress_bar(total: int, desc: str) -> Iterator[Callable[[int], None] | None]:
+    """A tqdm bar on a terminal's stderr for batches of ``PROGRESS_MIN_ITEMS`` or more, as a
+    callback taking how many items just finished; None (no bar) otherwise."""
     if total < PROGRESS_MIN_ITEMS or not sys.stderr.isatty():
-        yield from results
+        yield None
         return
     from tqdm import tqdm
 
-    yield from tqdm(results, total=total, desc=desc or None, unit="model", file=sys.stderr,
-                    leave=False)
+    with tqdm(total=total, desc=desc or None, unit="model", file=sys.stderr,
+              leave=False) as bar:
+        yield bar.update
 
 
 def side_by_side(corner: str, columns: Sequence[str],
@@ -339,6 +360,7 @@ def plan_warnings(args: argparse.Namespace) -> list[str]:
 __all__ = [
     "PROGRESS_MIN_ITEMS",
     "add_batch_arguments",
+    "add_executor_argument",
     "add_target_argument",
     "check_build_arguments",
     "check_output_arguments",
@@ -346,6 +368,7 @@ __all__ = [
     "csv_text",
     "error_object",
     "expand_models",
+    "failed_record",
     "is_single",
     "oserror_message",
     "parse_size",

@@ -21,6 +21,7 @@ from tinyarena.cli_common import (
     error_object,
     report_error,
     expand_models,
+    failed_record,
     is_single,
     oserror_message,
     run_batch,
@@ -72,7 +73,8 @@ def run_export(args: argparse.Namespace) -> int:
     job = functools.partial(export_record, target=args.target,
                             kernels=getattr(args, "kernels", None), output=args.output,
                             name=args.name, margin=args.margin)
-    records = run_batch(job, models, args.jobs, desc="export")
+    records = run_batch(job, models, args.jobs, desc="export", executor=args.executor,
+                        on_error=failed_record)
     if args.csv:
         write_csv(args.csv, [_csv_row(r) for r in records], CSV_COLUMNS)
     if args.json:

@@ -18,6 +18,7 @@ from tinyarena.cli_common import (
     check_output_arguments,
     error_object,
     expand_models,
+    failed_record,
     is_single,
     report_error,
     run_batch,
@@ -36,10 +37,11 @@ SIDE_BY_SIDE = (("minimum arena", "min_arena"), ("arena used", "total"), ("head"
 
 
 def size_record(model: str, *, target: str, arena_size: int | None,
-                kernels: str | None = None) -> dict[str, Any]:
+                kernels: str | None = None, parsed: Any = None) -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
-    that ``optimize`` proved safe only for other kernels than this target's."""
+    that ``optimize`` proved safe only for other kernels than this target's. ``parsed``: the
+    model already read (a batch sizing one model for several targets reads it once)."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
@@ -48,7 +50,7 @@ def size_record(model: str, *, target: str, arena_size: int | None,
 
     try:
         profile = get_target(target, kernels)
-        parsed = read_model(model)
+        parsed = read_model(model) if parsed is None else parsed
         layout = allocate_model(parsed, target=profile, arena_size=arena_size)
         explained = explain_arena(parsed, layout)
         warnings: list[str] = []
@@ -57,9 +59,22 @@ def size_record(model: str, *, target: str, arena_size: int | None,
 
             warnings = plan_warnings(parsed, profile)
     except TinyArenaError as exc:
-        return {"model": model, **error_object(exc)}
+        return {"model": model, "target": target, **error_object(exc)}
     return {"model": model, **size_dict(layout, explained), "warnings": warnings,
             "text": render_size(layout, title=model, explanation=explained)}
+
+
+def size_records(model: str, *, targets: tuple[str, ...], arena_size: int | None,
+                 kernels: str | None = None) -> list[dict[str, Any]]:
+    """``size_record`` for every target, the model read once: one batch task per model."""
+    from tinyarena.model import read_model
+
+    try:
+        parsed = read_model(model)
+    except TinyArenaError as exc:
+        return [{"model": model, "target": t, **error_object(exc)} for t in targets]
+    return [size_record(model, target=t, arena_size=arena_size, kernels=kernels,
+                        parsed=parsed) for t in targets]
 
 
 def run_size(args: argparse.Namespace) -> int:
@@ -69,13 +84,13 @@ def run_size(args: argparse.Namespace) -> int:
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
-    targets = targets_from_args(args)
-    per_target = [run_batch(functools.partial(size_record, target=target,
-                                              arena_size=args.arena_size,
-                                              kernels=getattr(args, "kernels", None)),
-                            models, args.jobs, desc="size") for target in targets]
+    targets = tuple(targets_from_args(args))
+    job = functools.partial(size_records, targets=targets, arena_size=args.arena_size,
+                            kernels=getattr(args, "kernels", None))
+    nested = run_batch(job, models, args.jobs, desc="size", executor=args.executor,
+                       on_error=lambda model, exc: [failed_record(model, exc)] * len(targets))
     # one record per model and target, each model's targets together
-    records = [by_target[i] for i in range(len(models)) for by_target in per_target]
+    records = [record for per_model in nested for record in per_model]
     texts = [r.pop("text", None) for r in records]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"
         for warning in r.get("warnings", ()):
@@ -119,4 +134,4 @@ def side_by_side_text(records: list[dict[str, Any]], targets: list[str]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CSV_COLUMNS", "run_size", "side_by_side_text", "size_record"]
+__all__ = ["CSV_COLUMNS", "run_size", "side_by_side_text", "size_record", "size_records"]
