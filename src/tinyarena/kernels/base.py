@@ -61,6 +61,16 @@ class Target(Protocol):
         ...
 
     @property
+    def esp_nn_dispatch(self) -> str | None:
+        """esp_nn.h's dispatch on this chip: "esp32s3", "esp32p4", "generic" (None: no ESP-NN)."""
+        ...
+
+    @property
+    def esp_nn_version(self) -> str | None:
+        """The esp-nn release the build links (its scratch-size formulas), e.g. "1.2.3"."""
+        ...
+
+    @property
     def kernels_optimized_for_speed(self) -> bool: ...
 
     @property
