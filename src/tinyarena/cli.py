@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_target_argument,
+    check_esp_nn_usage,
     error_object,
     oserror_message,
     plan_warnings,
@@ -124,7 +125,7 @@ def _cmd_size(sub: Any) -> None:
                                    "the tail by TFLM's recording categories. Declare "
                                    "min_arena bytes, 16-byte aligned.")
     add_batch_arguments(p)
-    add_target_argument(p)
+    add_target_argument(p, repeatable=True)
     p.add_argument("--arena-size", type=size_argument, default=None, metavar="N",
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
@@ -305,6 +306,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                           only=arguments[0] if arguments else None)
     args = parser.parse_args(arguments)  # usage errors exit 2 (as JSON with --json)
     args.started = started
+    clash = check_esp_nn_usage(args)
+    if clash is not None:
+        parser.error(clash)  # exit 2, as JSON with --json
     try:
         status: int = args.handler(args)
     except TinyArenaError as exc:

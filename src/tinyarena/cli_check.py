@@ -17,6 +17,7 @@ from typing import Any
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_target_argument,
+    esp_nn_of,
     error_object,
     expand_models,
     positive_size_argument,
@@ -34,7 +35,7 @@ CSV_COLUMNS = ("model", "target", "budget", "min_arena", "fits", "over_by", "hea
 
 
 def check_record(model: str, *, target: str, budget: int,
-                 kernels: str | None = None) -> dict[str, Any]:
+                 kernels: str | None = None, esp_nn: str | None = None) -> dict[str, Any]:
     """Does ``model`` fit ``budget`` bytes of arena on ``target``? As a JSON-ready dict.
 
     The arena a model needs is ``min_arena`` (the smallest arena TFLM's AllocateTensors
@@ -44,7 +45,7 @@ def check_record(model: str, *, target: str, budget: int,
     from tinyarena.model import read_model
 
     try:
-        layout = allocate_model(read_model(model), target=get_target(target, kernels))
+        layout = allocate_model(read_model(model), target=get_target(target, kernels, esp_nn))
     except TinyArenaError as exc:
         return {"model": model, "target": target, "budget": budget, **error_object(exc)}
     need = int(layout.min_arena)
@@ -59,7 +60,7 @@ def run_check(args: argparse.Namespace) -> int:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return EXIT_BAD_INPUT
     job = functools.partial(check_record, target=args.target, budget=args.budget,
-                            kernels=getattr(args, "kernels", None))
+                            kernels=getattr(args, "kernels", None), esp_nn=esp_nn_of(args)[0])
     records = run_batch(job, models, args.jobs, desc="check")
     build = _build_words(args)
     errors = sum("error" in r for r in records)
@@ -70,7 +71,8 @@ def run_check(args: argparse.Namespace) -> int:
                              for r in records], CSV_COLUMNS)
     if args.json:
         print(json.dumps({"ok": status == EXIT_OK, "exit_code": status, "target": args.target,
-                          "kernel_set": build[0], "tflm": build[1], "budget": args.budget,
+                          "kernel_set": build[2], "esp_nn_version": build[3], "tflm": build[1],
+                          "budget": args.budget,
                           "fits": len(records) - over - errors,
                           "over_budget": over, "errors": errors, "models": records}, indent=2))
         return status
@@ -88,12 +90,13 @@ def run_check(args: argparse.Namespace) -> int:
     return status
 
 
-def _build_words(args: argparse.Namespace) -> tuple[str, str]:
+def _build_words(args: argparse.Namespace) -> tuple[str, str, str, str | None]:
     """The kernel set and TFLM version the numbers hold for (they differ between builds)."""
     from tinyarena.arena.targets import get_target
 
-    profile = get_target(args.target, getattr(args, "kernels", None))
-    return profile.kernel_set, profile.tflm_commit
+    profile = get_target(args.target, getattr(args, "kernels", None), esp_nn_of(args)[0])
+    return profile.kernels, profile.tflm_commit, profile.kernel_set, \
+        profile.esp_nn_version if profile.kernel_set == "esp-nn" else None
 
 
 def add_check_parser(sub: Any) -> None:

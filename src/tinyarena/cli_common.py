@@ -39,20 +39,70 @@ if TYPE_CHECKING:
     from tinyarena.arena.targets import TargetProfile
 
 
-def add_target_argument(p: argparse.ArgumentParser) -> None:
-    """``--target`` and ``--kernels``, the same on every command that sizes, plans or runs for
-    a TFLM build: the choices are the profiles and kernel sets ``tinyarena.arena.targets``
-    defines, so a new target is data. ``target_from_args`` turns them into one profile."""
-    from tinyarena.arena.targets import KERNEL_SETS, PROFILES
+def add_target_argument(p: argparse.ArgumentParser, repeatable: bool = False) -> None:
+    """``--target``, ``--kernels`` and ``--esp-nn``, the same on every command that sizes, plans
+    or runs for a TFLM build: the choices are the profiles, kernel sets and esp-nn releases
+    ``tinyarena.arena.targets`` defines, so a new target is data. ``target_from_args`` turns
+    them into one profile. ``repeatable``: the command gives one record per --target and
+    --esp-nn (``size``), so both may be repeated; ``check_esp_nn_usage`` checks the rest."""
+    from tinyarena.arena.targets import ESP_NN_VERSIONS, KERNEL_SETS, PROFILES
 
-    p.add_argument("--target", choices=tuple(PROFILES), default="host-x64",
+    p.add_argument("--target", choices=tuple(PROFILES),
+                   action="append" if repeatable else "store",
+                   default=None if repeatable else "host-x64",
                    help="the TFLM build: struct layout, kernels and allocator (default "
                         "host-x64, the pip wheel; cortex-m0 ... cortex-m85 for an Arm "
-                        "Cortex-M firmware built with arm-none-eabi-gcc; list: tinyarena "
-                        "targets)")
+                        "Cortex-M firmware built with arm-none-eabi-gcc; esp32, esp32s3, "
+                        "esp32p4, esp32c3, esp32c6 for esp-tflite-micro; list: tinyarena "
+                        "targets" + ("; repeat for one record per target)" if repeatable
+                                     else ")"))
     p.add_argument("--kernels", choices=KERNEL_SETS, default=None,
                    help="the kernels the firmware links (default: the target's own: "
-                        "cmsis-nn on cortex-m*, reference elsewhere)")
+                        "cmsis-nn on cortex-m*, esp-nn on esp32*, reference elsewhere)")
+    p.add_argument("--esp-nn", action="append", choices=ESP_NN_VERSIONS, default=None,
+                   metavar="VERSION",
+                   help="on esp32* targets: the esp-nn release the firmware resolved ("
+                        + ", ".join(ESP_NN_VERSIONS) + f"; default {ESP_NN_VERSIONS[-1]}, "
+                        "what a fresh build of esp-tflite-micro's esp-nn >=1.1.1 gets)"
+                        + ("; repeat for one record per version" if repeatable else ""))
+
+
+def targets_of(args: argparse.Namespace) -> list[str]:
+    """The --target values as a list (one, several, or the default host-x64)."""
+    given = getattr(args, "target", None)
+    if given is None:
+        return ["host-x64"]
+    return list(dict.fromkeys(given)) if isinstance(given, list) else [given]
+
+
+def esp_nn_of(args: argparse.Namespace) -> list[str | None]:
+    """The --esp-nn values (in order, once each), or [None]: the target's default release."""
+    given = getattr(args, "esp_nn", None)
+    return list(dict.fromkeys(given)) if given else [None]
+
+
+def check_esp_nn_usage(args: argparse.Namespace) -> str | None:
+    """Why --target/--kernels/--esp-nn cannot go together (a usage error, exit 2), or None.
+    --esp-nn names an esp-nn release: only esp32* targets with their esp-nn kernels have one."""
+    from tinyarena.arena.targets import ESP_NN_VERSIONS, PROFILES
+
+    versions = [v for v in esp_nn_of(args) if v is not None]
+    if not versions:
+        return None
+    known = ", ".join(ESP_NN_VERSIONS)
+    for name in targets_of(args):
+        profile = PROFILES.get(name)
+        if profile is not None and profile.esp_nn_dispatch is None:
+            return (f"--esp-nn applies to esp32* targets; target {name} has no ESP-NN build "
+                    f"(esp-nn versions: {known})")
+    kernels = getattr(args, "kernels", None)
+    if kernels not in (None, "esp-nn"):
+        return (f"--esp-nn names the esp-nn release, but --kernels {kernels} links no ESP-NN; "
+                f"drop one of them (esp-nn versions: {known})")
+    if len(versions) > 1 and not isinstance(getattr(args, "target", None), list):
+        return (f"this command sizes one build; give one --esp-nn (esp-nn versions: {known}), "
+                f"or compare versions with tinyarena size --esp-nn A --esp-nn B")
+    return None
 
 
 def parse_size(text: str) -> int:
@@ -219,11 +269,15 @@ def write_csv(target: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[
 
 
 def target_from_args(args: argparse.Namespace) -> TargetProfile:
-    """The profile ``--target`` and ``--kernels`` name (host-x64 when no target is given)."""
+    """The profile ``--target``, ``--kernels`` and ``--esp-nn`` name (host-x64 when no
+    target is given); a command that sizes one build refuses several."""
     from tinyarena.arena.targets import get_target
+    from tinyarena.errors import PlanError
 
-    return get_target(getattr(args, "target", None) or "host-x64",
-                      getattr(args, "kernels", None))
+    targets, versions = targets_of(args), esp_nn_of(args)
+    if len(targets) > 1 or len(versions) > 1:
+        raise PlanError("this sizes one build; give one --target and at most one --esp-nn")
+    return get_target(targets[0], getattr(args, "kernels", None), versions[0])
 
 
 def plan_warnings(args: argparse.Namespace) -> list[str]:
@@ -245,6 +299,8 @@ __all__ = [
     "PROGRESS_MIN_ITEMS",
     "add_batch_arguments",
     "add_target_argument",
+    "check_esp_nn_usage",
+    "esp_nn_of",
     "csv_text",
     "error_object",
     "expand_models",
@@ -258,6 +314,7 @@ __all__ = [
     "run_batch",
     "seconds_argument",
     "size_argument",
+    "targets_of",
     "target_from_args",
     "version_text",
     "write_csv",

@@ -2,7 +2,9 @@
 
 ``cli.py`` keeps the ``size`` parser; this module holds ``size_record`` (a module-level function
 returning plain data, so a batch runs in a process pool with the same result per model as a
-single call) and ``run_size``.
+single call) and ``run_size``. Several ``--target`` or ``--esp-nn`` values give one record per
+build and model; each record after the first of a model says what changed from the previous
+build and which operator's scratch request moved the arena (``change``).
 """
 
 from __future__ import annotations
@@ -15,31 +17,35 @@ from typing import Any
 
 from tinyarena.cli_common import (
     error_object,
+    esp_nn_of,
     expand_models,
     is_single,
     report_error,
     run_batch,
+    targets_of,
     write_csv,
 )
 from tinyarena.errors import TinyArenaError
 
 CSV_COLUMNS = ("model", "target", "allocator", "planner", "head", "tail", "total", "min_arena",
-               "error")
+               "error", "esp_nn_version", "change")
 
 
 def size_record(model: str, *, target: str, arena_size: int | None,
-                kernels: str | None = None) -> dict[str, Any]:
+                kernels: str | None = None, esp_nn: str | None = None) -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
-    that ``optimize`` proved safe only for other kernels than this target's."""
+    that ``optimize`` proved safe only for other kernels than this target's.
+    ``scratch_requests``: every kernel scratch request (operator and bytes)."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
     from tinyarena.model.metadata import plan_safety
     from tinyarena.report import explain_arena, render_size, size_dict
+    from tinyarena.report.changes import scratch_requests
 
     try:
-        profile = get_target(target, kernels)
+        profile = get_target(target, kernels, esp_nn)
         parsed = read_model(model)
         layout = allocate_model(parsed, target=profile, arena_size=arena_size)
         explained = explain_arena(parsed, layout)
@@ -49,36 +55,68 @@ def size_record(model: str, *, target: str, arena_size: int | None,
 
             warnings = plan_warnings(parsed, profile)
     except TinyArenaError as exc:
-        return {"model": model, **error_object(exc)}
+        return {"model": model, "target": target, **error_object(exc)}
     return {"model": model, **size_dict(layout, explained), "warnings": warnings,
+            "scratch_requests": scratch_requests(explained), "build": _label(profile),
             "text": render_size(layout, title=model, explanation=explained)}
 
 
+def _label(profile: Any) -> str:
+    """A build as the change lines name it: ``esp32s3 esp-nn 1.2.0 (ESP32-S3 dispatch)``."""
+    return f"{profile.name} {profile.kernels}"
+
+
+def _size_item(item: tuple[str, str, str | None], *, arena_size: int | None,
+               kernels: str | None) -> dict[str, Any]:
+    model, target, esp_nn = item
+    return size_record(model, target=target, arena_size=arena_size, kernels=kernels,
+                       esp_nn=esp_nn)
+
+
+def _with_changes(records: list[dict[str, Any]], builds: int) -> None:
+    """Each record after the first of its model gets ``change``: from the previous build."""
+    from tinyarena.report.changes import arena_change
+
+    for i, r in enumerate(records):
+        prev = records[i - 1] if i % builds else None
+        if prev is not None and "error" not in r and "error" not in prev:
+            r["change"] = arena_change(prev, r, prev["build"])
+
+
 def run_size(args: argparse.Namespace) -> int:
+    from tinyarena.report.changes import change_lines, change_summary
+
     models = expand_models(args.model)
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
-    job = functools.partial(size_record, target=args.target, arena_size=args.arena_size,
+    builds = [(t, v) for t in targets_of(args) for v in esp_nn_of(args)]
+    items = [(m, t, v) for m in models for t, v in builds]
+    job = functools.partial(_size_item, arena_size=args.arena_size,
                             kernels=getattr(args, "kernels", None))
-    records = run_batch(job, models, args.jobs, desc="size")
+    records = run_batch(job, items, args.jobs, desc="size")
+    _with_changes(records, len(builds))
     texts = [r.pop("text", None) for r in records]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"
         for warning in r.get("warnings", ()):
             print(f"warning: {r['model']}: {warning}", file=sys.stderr)
     if args.csv:
         write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r
-                             else {**r, "planner": r.get("planned_by")}  # JSON's planned_by
+                             else {**r, "planner": r.get("planned_by"),  # JSON's planned_by
+                                   "change": change_summary(r["change"]) if "change" in r
+                                   else None}
                              for r in records], CSV_COLUMNS)
     if args.json:
-        print(json.dumps(records[0] if is_single(args.model) else records, indent=2))
+        single = is_single(args.model) and len(builds) == 1
+        print(json.dumps(records[0] if single else records, indent=2))
     else:
         blocks = []
         for r, text in zip(records, texts):
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
             elif text is not None:
-                blocks.append(text)
+                extra = change_lines(r["change"]) if "change" in r else []
+                blocks.append("\n".join([text, *extra]))
         if blocks:
             print("\n\n".join(blocks))
     return 1 if any("error" in r for r in records) else 0

@@ -311,6 +311,8 @@ class _Run:
         return ArenaLayout(
             target=self.target.name,
             kernel_set=self.target.kernel_set,
+            esp_nn_version=(self.target.esp_nn_version if self.target.kernel_set == "esp-nn"
+                            else None),
             allocator=self.path,
             planner=self.planner,
             arena_size=self.alloc.arena_size,
