@@ -28,7 +28,7 @@ from tinyarena.cli_common import (
 from tinyarena.errors import TinyArenaError
 
 CSV_COLUMNS = ("model", "target", "allocator", "planner", "head", "tail", "total", "min_arena",
-               "error", "esp_nn_version", "change")
+               "error")
 
 
 def size_record(model: str, *, target: str, arena_size: int | None,
@@ -84,7 +84,7 @@ def _with_changes(records: list[dict[str, Any]], builds: int) -> None:
 
 
 def run_size(args: argparse.Namespace) -> int:
-    from tinyarena.report.changes import change_lines, change_summary
+    from tinyarena.report.changes import change_lines
 
     models = expand_models(args.model)
     if not models:
@@ -102,9 +102,7 @@ def run_size(args: argparse.Namespace) -> int:
             print(f"warning: {r['model']}: {warning}", file=sys.stderr)
     if args.csv:
         write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r
-                             else {**r, "planner": r.get("planned_by"),  # JSON's planned_by
-                                   "change": change_summary(r["change"]) if "change" in r
-                                   else None}
+                             else {**r, "planner": r.get("planned_by")}  # JSON's planned_by
                              for r in records], CSV_COLUMNS)
     if args.json:
         single = is_single(args.model) and len(builds) == 1
