@@ -126,6 +126,15 @@ def allocate_model(
     # or crashes by luck (facts 1.5; measured on Cortex-M55: a hard fault). Declare the size
     # that cannot overlap.
     min_arena = max(checked, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
+    overrun_end, overrun_by = _scratch_overrun_end(big)
+    overrun_min = align_up(overrun_end + big.alloc.tail_used, ARENA_ALIGNMENT)
+    overrun_note = ""
+    if overrun_min > min_arena:
+        min_arena = overrun_min
+        overrun_note = (f"min_arena {min_arena:,} keeps an invoke-time overrun clear of the "
+                        f"tail: {overrun_by} reaches TFLM's tail objects in a smaller arena "
+                        f"(TFLM's own checks pass from {checked:,} bytes; below {min_arena:,} "
+                        f"the model works or crashes depending on the bytes overwritten)")
     if arena_size is None:
         final = _relocated(big, min_arena)
     elif arena_size >= min_arena and arena_size % ARENA_ALIGNMENT == 0:
@@ -147,7 +156,27 @@ def allocate_model(
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
                 arena_size=arena_size, needed=needed, missing=needed - arena_size,
             ) from None
-    return final.layout(min_arena, checked, _min_arena_note(min_arena, checked, big))
+    return final.layout(min_arena, checked,
+                        overrun_note or _min_arena_note(min_arena, checked, big))
+
+
+def _scratch_overrun_end(run: _Run) -> tuple[int, str]:
+    """The highest arena byte (from the arena start, where the head begins) a kernel's eval
+    writes past a scratch buffer it requested too small, and which request; (0, "") when none
+    does. Below ``that + tail`` the overrun reaches the tail (TFLM's own objects) at invoke."""
+    if run.plan is None:
+        return 0, ""
+    end, by = 0, ""
+    for r, off in zip(run.plan_records, run.plan.offsets):
+        if r.kind != "scratch":
+            continue
+        req = run.scratch_requests[r.index]
+        if req.eval_writes > req.nbytes and off + req.eval_writes > end:
+            end = off + req.eval_writes
+            op = run.model.subgraphs[req.subgraph].operators[req.op_index]
+            by = (f"op {req.op_index} {op.name}'s kernel, which writes {req.eval_writes:,} "
+                  f"bytes into the {req.nbytes:,}-byte scratch it requested,")
+    return end, by
 
 
 def _min_arena_note(min_arena: int, checked: int, big: _Run) -> str:
@@ -684,14 +713,15 @@ class _KernelContext:
             self._temps += 2
         self._run.note_temp_peak()
 
-    def request_scratch(self, nbytes: int) -> int:
+    def request_scratch(self, nbytes: int, *, eval_writes: int = 0) -> int:
         """MicroAllocator::RequestScratchBufferInArena: a request record in the head."""
         self._require_prepare("request_scratch")
         if self._requests_this_op >= MAX_SCRATCH_PER_OP:
             raise KernelError(f"Scratch buffer request exceeds limit per operator "
                               f"({MAX_SCRATCH_PER_OP}): op {self.op.index} {self.op.name}")
         self._requests_this_op += 1
-        self._run.scratch_requests.append(ScratchRequest(nbytes, self.op.index, self.subgraph))
+        self._run.scratch_requests.append(ScratchRequest(nbytes, self.op.index, self.subgraph,
+                                                         eval_writes))
         return len(self._run.scratch_requests) - 1
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,

@@ -4,7 +4,11 @@ Allocation: init allocates esp's NodeData (``SoftmaxParams`` + ``buffer_idx``, 6
 prepare makes the reference allocations (temps input, output; the int16 LUTs) and, for int8
 input and int8 output, requests ``esp_nn_get_softmax_scratch_size(dims[1], dims[2])`` =
 4 * dims[1] bytes. esp's Prepare reads ``input->dims->data[1]`` whatever the rank: for a 1-D
-input that is past the shape, so tinyarena refuses to guess it.
+input that is past the shape, so tinyarena refuses to guess it. Eval then has esp-nn store one
+int32 per element of the last dimension (``depth``) in that buffer: an [N, 3, 17] input writes
+68 bytes into 12. The bytes past the request land in whatever the arena holds there; the
+minimum arena keeps them clear of the tail (``eval_writes``), where a smaller arena crashed in
+the esp-oracle's run.
 
 Arithmetic: the reference kernel's (esp-nn's int8 softmax is TFLM's fixed-point algorithm).
 """
@@ -40,7 +44,9 @@ def prepare(ctx: PrepareContext, op: Operator) -> SoftmaxOpData:
             f"input to [1, N] or size with --kernels reference", op_name="SOFTMAX")
     size = ss.softmax(source.shape[1])
     if size > 0:
-        ctx.request_scratch(size)
+        # every esp-nn softmax (generic, S3 and P4, all releases) then stores one int32 per
+        # element of the last dimension there: more than requested when depth > dims[1]
+        ctx.request_scratch(size, eval_writes=ss.softmax(source.shape[-1]))
     return data
 
 
