@@ -120,3 +120,19 @@ def test_size_names_the_scratch_that_moved(tmp_path: Path,
     out = capsys.readouterr().out
     assert "vs esp32 esp-nn 1.2.3 (generic C dispatch)" in out
     assert f"CONV_2D op 0: scratch 0 -> {s3:,} bytes" in out
+
+
+def test_an_op_the_build_lacks_is_named_with_the_build() -> None:
+    import numpy as np
+
+    from tinyarena.arena import allocate_model
+    from tinyarena.builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.add_input("x", (1, 3, 4, 4, 2), "float32")
+    w = b.add_constant("w", np.ones((1, 1, 1, 2, 3), np.float32))
+    y = b.add_tensor("y", (1, 3, 4, 4, 3), "float32")
+    b.add_operator("CONV_3D", [x, w], [y], padding="VALID", stride_d=1, stride_w=1, stride_h=1)
+    b.mark_output(y)
+    with pytest.raises(UnsupportedOpError, match="CONV_3D .*esp32s3 build, TFLM 09656354"):
+        allocate_model(b.build(), target="esp32s3")

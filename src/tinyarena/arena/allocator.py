@@ -115,7 +115,7 @@ def allocate_model(
         path = "production"  # the wheel's kPreserveAllTensors uses a plain MicroAllocator
     res = resolver or _DefaultResolver(profile.kernel_set)
     if not allow_tinyarena_kernels:
-        _refuse_tinyarena_only_kernels(model, res)
+        _refuse_tinyarena_only_kernels(model, res, profile)
     pre = check_preallocated(model, preallocated)
 
     big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre)
@@ -410,13 +410,16 @@ def _registrations(model: Model, resolver: Resolver) -> dict[tuple[int, int], Re
     return found
 
 
-def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver) -> None:
+def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver,
+                                   profile: TargetProfile | None = None) -> None:
+    """``profile``: the build named in the message (its TFLM, e.g. esp-tflite-micro's)."""
+    build = "" if profile is None else f" (the {profile.name} build, TFLM {profile.tflm_commit})"
     for (sg, index), reg in _registrations(model, resolver).items():
         if not reg.tflm:
             raise UnsupportedOpError(
-                f"{reg.name} (operator {index} of subgraph {sg}) has no TFLM kernel, so TFLM "
-                f"cannot run this model and there is no TFLM arena to size; tinyarena's "
-                f"Interpreter can still run it", op_name=reg.name, op_index=index,
+                f"{reg.name} (operator {index} of subgraph {sg}) has no TFLM kernel, so TFLM"
+                f"{build} cannot run this model and there is no TFLM arena to size; "
+                f"tinyarena's Interpreter can still run it", op_name=reg.name, op_index=index,
                 subgraph_index=sg)
 
 
