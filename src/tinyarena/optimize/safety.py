@@ -212,10 +212,13 @@ def plan_warnings(model: Model, profile: Any) -> list[str]:
     safety: PlanSafety | None = plan_safety(model)
     if safety is None or PORTABLE in safety.safe_for:
         return []
-    key = target_key(profile)
+    name = getattr(profile, "name", str(profile))
+    try:
+        key = target_key(profile)
+    except PlanError:  # a kernel set whose loop order tinyarena has no rules for (esp-nn)
+        key = str(getattr(profile, "kernel_set", "?"))
     if key in safety.safe_for:
         return []
-    name = getattr(profile, "name", str(profile))
     planned = f" (planned for target {safety.target})" if safety.target else ""
     return [f"this model's arena plan (OfflineMemoryAllocation written by tinyarena optimize"
             f"{planned}) overlaps tensors under rules proven only for kernel set(s) "
