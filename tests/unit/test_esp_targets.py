@@ -136,3 +136,23 @@ def test_an_op_the_build_lacks_is_named_with_the_build() -> None:
     b.mark_output(y)
     with pytest.raises(UnsupportedOpError, match="CONV_3D .*esp32s3 build, TFLM 09656354"):
         allocate_model(b.build(), target="esp32s3")
+
+
+def test_report_has_a_column_per_release_and_says_why(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    model = _conv_model(tmp_path)
+    out = tmp_path / "r.html"
+    assert main(["report", str(model), "--target", "esp32s3", "--esp-nn", "1.1.2",
+                 "--esp-nn", "1.2.3", "--no-optimize", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert 'data-target="esp32s3 esp-nn 1.1.2"' in page
+    assert 'data-target="esp32s3 esp-nn 1.2.3"' in page
+    assert "why it changed from esp32s3 esp-nn 1.1.2" in page
+    from tinyarena.kernels.esp_nn import _scratch_sizes as ss
+
+    args = (ss.Dims(16, 16, 3), ss.Dims(3, 3, 3), ss.Dims(16, 16, 8),
+            ss.ConvScratchParams(1, 1, 1, 1))
+    before, after = ss.CONV[("esp32s3", "1.1.2")](*args), ss.CONV[("esp32s3", "1.2.3")](*args)
+    assert before != after
+    assert (f'data-key="change.scratch.0.from">{before:,}<' in page
+            and f'data-key="change.scratch.0.to">{after:,}<' in page)
