@@ -118,3 +118,31 @@ def test_size_json_names_the_build(tmp_path: Path, capsys: pytest.CaptureFixture
     change = records[1]["change"]
     assert [(s["from"], s["to"]) for s in change["scratch"]] == moved
     assert change["min_arena"] == records[1]["min_arena"] - records[0]["min_arena"]
+
+
+MEASURED = Path(__file__).with_name("esp_nn_scratch_sizes.txt")
+
+
+def _measured_rows() -> list[list[int]]:
+    return [[int(v) for v in line.split()] for line in MEASURED.read_text().splitlines()
+            if line and not line.startswith("#")]
+
+
+def test_scratch_formulas_equal_the_compiled_c_on_every_branch() -> None:
+    """The port against esp-nn's own C, compiled and run on 1,500 shapes that reach every
+    branch of every release's S3 and P4 size function (the oracle's models reach fewer)."""
+    from tinyarena.kernels.esp_nn import _scratch_sizes as ss
+
+    rows = _measured_rows()
+    assert len(rows) == 1500
+    for row in rows:
+        iw, ih, ic, fw, fh, oc, ow, oh, sw, sh, pw, ph, mult = row[:13]
+        p = ss.ConvScratchParams(sw, sh, pw, ph, mult)
+        inp, flt = ss.Dims(iw, ih, ic), ss.Dims(fw, fh, ic)
+        got = []
+        for version in ("1.1.2", "1.2.0", "1.2.3"):
+            got += [ss.CONV[("esp32s3", version)](inp, flt, ss.Dims(ow, oh, oc), p),
+                    ss.CONV[("esp32p4", version)](inp, flt, ss.Dims(ow, oh, oc), p),
+                    ss.DEPTHWISE_CONV[("esp32s3", version)](inp, flt,
+                                                            ss.Dims(ow, oh, ic * mult), p)]
+        assert got == row[13:], row[:13]
