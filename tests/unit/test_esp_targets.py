@@ -156,3 +156,12 @@ def test_report_has_a_column_per_release_and_says_why(tmp_path: Path,
     assert before != after
     assert (f'data-key="change.scratch.0.from">{before:,}<' in page
             and f'data-key="change.scratch.0.to">{after:,}<' in page)
+
+
+def test_optimize_for_an_esp_nn_build_uses_the_portable_rules() -> None:
+    """ESP-NN's loop orders are not proven for any overlap: optimizing for esp32s3 plans with
+    views only (safe for every kernel set), and the report's optimizer view works."""
+    from tinyarena.optimize.safety import PORTABLE, target_key
+
+    assert target_key(get_target("esp32s3")) == PORTABLE
+    assert target_key(get_target("esp32s3", "reference")) == "reference"

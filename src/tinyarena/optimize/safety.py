@@ -139,9 +139,12 @@ def kernel_set_key(kernel_set: str, isa: str | None = None) -> str:
 
 def target_key(profile: Any) -> str:
     """The RULE_SETS key of a target profile: its kernel set (``reference`` for profiles that
-    predate kernel sets) on its CMSIS-NN ISA class."""
-    return kernel_set_key(getattr(profile, "kernel_set", "reference") or "reference",
-                          getattr(profile, "cmsis_nn_isa", None))
+    predate kernel sets) on its CMSIS-NN ISA class. ESP-NN's loop orders are not proven for
+    any overlap, so an esp-nn build gets the portable rules (views only)."""
+    kernel_set = getattr(profile, "kernel_set", "reference") or "reference"
+    if kernel_set == "esp-nn":
+        return PORTABLE
+    return kernel_set_key(kernel_set, getattr(profile, "cmsis_nn_isa", None))
 
 
 def rule_set(key: str) -> RuleSet:
@@ -212,13 +215,10 @@ def plan_warnings(model: Model, profile: Any) -> list[str]:
     safety: PlanSafety | None = plan_safety(model)
     if safety is None or PORTABLE in safety.safe_for:
         return []
-    name = getattr(profile, "name", str(profile))
-    try:
-        key = target_key(profile)
-    except PlanError:  # a kernel set whose loop order tinyarena has no rules for (esp-nn)
-        key = str(getattr(profile, "kernel_set", "?"))
+    key = target_key(profile)
     if key in safety.safe_for:
         return []
+    name = getattr(profile, "name", str(profile))
     planned = f" (planned for target {safety.target})" if safety.target else ""
     return [f"this model's arena plan (OfflineMemoryAllocation written by tinyarena optimize"
             f"{planned}) overlaps tensors under rules proven only for kernel set(s) "
