@@ -72,7 +72,8 @@ def run_command(args: argparse.Namespace) -> int:
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
 
     warnings = plan_warnings(args)
-    ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args),
+    profile = target_from_args(args)
+    ip = Interpreter(args.model, arena_size=args.arena_size, target=profile,
                      native=_native_setting(args.native, args.repeat))
     started = time.perf_counter()
     ip.allocate_tensors()
@@ -105,6 +106,11 @@ def run_command(args: argparse.Namespace) -> int:
     if args.json:
         data = {
             "model": str(args.model), "input": source,
+            "build": {"target": profile.name, "kernels": profile.kernels,
+                      "kernel_set": profile.kernel_set,
+                      "esp_nn_version": (profile.esp_nn_version
+                                         if profile.kernel_set == "esp-nn" else None),
+                      "allocator": profile.default_allocator, "tflm": profile.tflm_commit},
             "outputs": [{"name": d["name"], "index": i, "dtype": v.dtype.name,
                          "shape": list(v.shape), "values": v.tolist(),
                          "dequantized": (None if (dq := _dequantized(v, d)) is None
@@ -119,6 +125,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps(_json_safe(data), indent=2, allow_nan=False))
         return 0
     print(f"{args.model}  input: {source}")
+    print(profile.header())
     for i, (d, v) in enumerate(zip(out_details, outputs)):
         print(f"output {i} {d['name']!r} {v.dtype.name}{list(v.shape)}:")
         print(f"  {_format_array(v)}")
