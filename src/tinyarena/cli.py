@@ -179,8 +179,10 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize.report import render_optimize
 
     _refuse_overwrite(args.model, args.output, args.force)
+    # --esp-nn picks the esp32* build the before/after numbers are for (the profile carries it)
+    target = target_from_args(args) if getattr(args, "esp_nn", None) else args.target
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
-                            time_budget_s=_budget_left(args), target=args.target,
+                            time_budget_s=_budget_left(args), target=target,
                             kernel_set=args.kernel_set or getattr(args, "kernels", None))
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}

@@ -165,3 +165,18 @@ def test_optimize_for_an_esp_nn_build_uses_the_portable_rules() -> None:
 
     assert target_key(get_target("esp32s3")) == PORTABLE
     assert target_key(get_target("esp32s3", "reference")) == "reference"
+
+
+def test_optimize_sizes_the_esp_nn_release_given(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    model = _conv_model(tmp_path)
+    seen = []
+    for version in ("1.1.2", "1.2.3"):
+        assert main(["optimize", str(model), "--target", "esp32s3", "--esp-nn", version,
+                     "-o", str(tmp_path / f"o{version}.tflite"), "--json"]) == 0
+        seen.append(json.loads(capsys.readouterr().out)["before"]["min_arena"])
+    from tinyarena.arena import allocate_model
+
+    assert seen == [allocate_model(model, target=get_target("esp32s3", None, v)).min_arena
+                    for v in ("1.1.2", "1.2.3")]
+    assert seen[0] != seen[1]
