@@ -69,7 +69,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         if profile.kernel_set != get_target(profile.name).kernel_set:
             raise PlanError("--planner optimal plans for the target's own kernel set; drop "
                             "--kernels or use --planner greedy")
-        layout = dataclasses.replace(optimal_layout(model, target=profile.name),
+        layout = dataclasses.replace(optimal_layout(model, target=profile),
                                      planner="optimal")
     else:
         from tinyarena.arena import allocate_model

@@ -441,7 +441,8 @@ def _write(data: bytes, order: Sequence[int], offsets: Sequence[int],
 
 
 def optimal_layout(source: bytes | bytearray | memoryview | str | Path | Model, *,
-                   target: str = "host-x64", time_budget_s: float = 1.0) -> ArenaLayout:
+                   target: str | TargetProfile = "host-x64", time_budget_s: float = 1.0
+                   ) -> ArenaLayout:
     """The arena TFLM would have with the best plan found for this model as it is (same
     order, no overlap): ``tinyarena plan --planner optimal``. Never worse than greedy."""
     model = source if isinstance(source, Model) else read_model(source)
