@@ -20,6 +20,7 @@ from tinyarena.cli_common import (
     add_batch_arguments,
     add_executor_argument,
     add_target_argument,
+    check_esp_nn_usage,
     error_object,
     is_single,
     oserror_message,
@@ -31,7 +32,7 @@ from tinyarena.cli_common import (
     target_line,
     version_text,
 )
-from tinyarena.errors import TinyArenaError, UsageError
+from tinyarena.errors import PlanError, TinyArenaError, UsageError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
 
@@ -73,7 +74,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         if profile.kernel_set != get_target(profile.name).kernel_set:
             raise UsageError("--planner optimal plans for the target's own kernel set; drop "
                              "--kernels or use --planner greedy")
-        layout = dataclasses.replace(optimal_layout(model, target=profile.name),
+        layout = dataclasses.replace(optimal_layout(model, target=profile),
                                      planner="optimal")
     else:
         from tinyarena.arena import allocate_model
@@ -186,10 +187,12 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize.report import render_optimize
 
     kernel_set = args.kernel_set or getattr(args, "kernels", None)
-    sized_on = _optimize_build(args.target, kernel_set)
+    # --esp-nn picks the esp32* build the before/after numbers are for (the profile carries it)
+    target = target_from_args(args) if getattr(args, "esp_nn", None) else args.target
+    sized_on = _optimize_build(target, kernel_set)
     _refuse_overwrite(args.model, args.output, args.force)
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
-                            time_budget_s=_budget_left(args), target=args.target,
+                            time_budget_s=_budget_left(args), target=target,
                             kernel_set=kernel_set)
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
@@ -197,7 +200,7 @@ def _run_optimize(args: argparse.Namespace) -> int:
                              f"{render_optimize(result, args.model, args.output)}")
 
 
-def _optimize_build(target: str | None, kernel_set: str | None) -> Any:
+def _optimize_build(target: Any, kernel_set: str | None) -> Any:
     """The build optimize's before/after sizes are for; an unknown --kernel-set is a usage
     error (exit 2) before any model is read."""
     from tinyarena.errors import PlanError
@@ -383,6 +386,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                           only=arguments[0] if arguments else None)
     args = parser.parse_args(arguments)  # usage errors exit 2 (as JSON with --json)
     args.started = started
+    clash = check_esp_nn_usage(args)
+    if clash is not None:
+        parser.error(clash)  # exit 2, as JSON with --json
     try:
         status: int = args.handler(args)
     except UsageError as exc:

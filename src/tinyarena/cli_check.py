@@ -17,6 +17,7 @@ from typing import Any
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_target_argument,
+    builds_from_args,
     check_build_arguments,
     check_output_arguments,
     error_object,
@@ -42,7 +43,8 @@ CSV_COLUMNS = ("model", "target", "kernel_set", "tflm", "budget", "min_arena", "
 
 
 def check_record(model: str, *, target: str, budget: int,
-                 kernels: str | None = None, parsed: Any = None) -> dict[str, Any]:
+                 kernels: str | None = None, esp_nn: str | None = None,
+                 parsed: Any = None) -> dict[str, Any]:
     """Does ``model`` fit ``budget`` bytes of arena on ``target``? As a JSON-ready dict.
 
     The arena a model needs is ``min_arena`` (the smallest arena TFLM's AllocateTensors
@@ -51,10 +53,12 @@ def check_record(model: str, *, target: str, budget: int,
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
 
-    build = {"model": model, "target": target}
+    build: dict[str, Any] = {"model": model, "target": target}
     try:
-        profile = get_target(target, kernels)
+        profile = get_target(target, kernels, esp_nn)
         build.update(kernel_set=profile.kernel_set, tflm=profile.tflm_commit)
+        if profile.kernel_set == "esp-nn":
+            build["esp_nn_version"] = profile.esp_nn_version
         layout = allocate_model(read_model(model) if parsed is None else parsed,
                                 target=profile)
     except TinyArenaError as exc:
@@ -72,13 +76,13 @@ def run_check(args: argparse.Namespace) -> int:
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return EXIT_BAD_INPUT
-    targets = tuple(targets_from_args(args))
-    job = functools.partial(check_records, targets=targets, budget=args.budget,
+    builds = tuple(builds_from_args(args))
+    job = functools.partial(check_records, builds=builds, budget=args.budget,
                             kernels=getattr(args, "kernels", None))
     nested = run_batch(job, models, args.jobs, desc="check", executor=args.executor,
-                       on_error=lambda model, exc: [failed_record(model, exc)] * len(targets))
-    summaries = [_summary(args, target, [per_model[i] for per_model in nested])
-                 for i, target in enumerate(targets)]
+                       on_error=lambda model, exc: [failed_record(model, exc)] * len(builds))
+    summaries = [_summary(args, build, [per_model[i] for per_model in nested])
+                 for i, build in enumerate(builds)]
     if args.csv:
         write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r else r
                              for s in summaries for r in s["models"]], CSV_COLUMNS)
@@ -90,42 +94,45 @@ def run_check(args: argparse.Namespace) -> int:
     return next((s for s in (EXIT_BAD_INPUT, EXIT_OVER_BUDGET) if s in statuses), EXIT_OK)
 
 
-def check_records(model: str, *, targets: tuple[str, ...], budget: int,
+def check_records(model: str, *, builds: tuple[tuple[str, str | None], ...], budget: int,
                   kernels: str | None = None) -> list[dict[str, Any]]:
-    """``check_record`` for every target, the model read once: one batch task per model."""
+    """``check_record`` for every build (target, esp-nn release), the model read once: one
+    batch task per model."""
     from tinyarena.model import read_model
 
     try:
         parsed = read_model(model)
     except TinyArenaError as exc:
         return [{"model": model, "target": t, "budget": budget, **error_object(exc)}
-                for t in targets]
-    return [check_record(model, target=t, budget=budget, kernels=kernels, parsed=parsed)
-            for t in targets]
+                for t, _ in builds]
+    return [check_record(model, target=t, budget=budget, kernels=kernels, esp_nn=v,
+                         parsed=parsed) for t, v in builds]
 
 
-def _summary(args: argparse.Namespace, target: str, records: list[dict[str, Any]]
-             ) -> dict[str, Any]:
-    """``check --json`` for one target: every model's record and the verdict."""
-    kernel_set, tflm = _build_words(target, getattr(args, "kernels", None))
+def _summary(args: argparse.Namespace, build: tuple[str, str | None],
+             records: list[dict[str, Any]]) -> dict[str, Any]:
+    """``check --json`` for one build: every model's record and the verdict."""
+    target, esp_nn = build
+    profile = _profile(target, getattr(args, "kernels", None), esp_nn)
+    kernel_set, tflm = profile.kernel_set, profile.tflm_commit
     errors = sum("error" in r for r in records)
     over = sum(r.get("fits") is False for r in records)
     status = EXIT_BAD_INPUT if errors else EXIT_OVER_BUDGET if over else EXIT_OK
+    esp = {"esp_nn_version": profile.esp_nn_version} if kernel_set == "esp-nn" else {}
     return {"ok": status == EXIT_OK, "exit_code": status, "target": target,
-            "kernel_set": kernel_set, "tflm": tflm, "budget": args.budget,
+            "kernel_set": kernel_set, **esp, "tflm": tflm, "budget": args.budget,
             "fits": len(records) - over - errors, "over_budget": over, "errors": errors,
             "models": records}
 
 
 def _print_summaries(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> None:
     """One block per target (its target line first), then, for several, one row per model."""
-    from tinyarena.arena.targets import get_target
-
     out = text_stream(args)
     for i, s in enumerate(summaries):
         if i:
             print(file=out)
-        print(target_line(get_target(s["target"], getattr(args, "kernels", None))), file=out)
+        print(target_line(_profile(s["target"], getattr(args, "kernels", None),
+                                   s.get("esp_nn_version"))), file=out)
         for r in s["models"]:
             if "error" in r:
                 print(f"ERROR  {r['model']}: {r['error']['message']}", file=sys.stderr)
@@ -135,7 +142,7 @@ def _print_summaries(args: argparse.Namespace, summaries: list[dict[str, Any]]) 
             else:
                 print(f"OVER   {r['model']}: {r['min_arena']:,} bytes, {r['over_by']:,} over "
                       f"the {args.budget:,}-byte budget", file=out)
-        print(f"{len(s['models'])} model(s) on {s['target']} (kernels {s['kernel_set']}, TFLM "
+        print(f"{len(s['models'])} model(s) on {_label(s)} (kernels {s['kernel_set']}, TFLM "
               f"{s['tflm']}): {s['fits']} fit, {s['over_budget']} over budget, {s['errors']} "
               f"could not be sized", file=out)
     if len(summaries) > 1:
@@ -144,7 +151,7 @@ def _print_summaries(args: argparse.Namespace, summaries: list[dict[str, Any]]) 
               file=out)
         rows = [(r["model"], [_cell(s["models"][i]) for s in summaries])
                 for i, r in enumerate(summaries[0]["models"])]
-        print("\n".join(side_by_side("model", [s["target"] for s in summaries], rows)),
+        print("\n".join(side_by_side("model", [_label(s) for s in summaries], rows)),
               file=out)
 
 
@@ -154,12 +161,17 @@ def _cell(record: dict[str, Any]) -> str:
     return f"{record['min_arena']:,}" + ("" if record["fits"] else " OVER")
 
 
-def _build_words(target: str, kernels: str | None) -> tuple[str, str]:
-    """The kernel set and TFLM version the numbers hold for (they differ between builds)."""
+def _profile(target: str, kernels: str | None, esp_nn: str | None) -> Any:
+    """The build the numbers hold for (kernel set, esp-nn release and TFLM version differ)."""
     from tinyarena.arena.targets import get_target
 
-    profile = get_target(target, kernels)
-    return profile.kernel_set, profile.tflm_commit
+    return get_target(target, kernels, esp_nn)
+
+
+def _label(summary: dict[str, Any]) -> str:
+    """A build's column name: the target, with the esp-nn release when one is named."""
+    version = summary.get("esp_nn_version")
+    return summary["target"] if version is None else f"{summary['target']} esp-nn {version}"
 
 
 def add_check_parser(sub: Any) -> None:

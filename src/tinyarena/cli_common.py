@@ -64,23 +64,31 @@ class _TargetAction(argparse.Action):
 
 
 def add_target_argument(p: argparse.ArgumentParser, several: bool = False) -> None:
-    """``--target`` and ``--kernels``, the same on every command that sizes, plans or runs for
-    a TFLM build: the choices are the profiles and kernel sets ``tinyarena.arena.targets``
-    defines, so a new target is data. ``target_from_args`` turns them into one profile;
-    with ``several``, ``--target`` may be repeated (``targets_from_args``: one record each)."""
-    from tinyarena.arena.targets import KERNEL_SETS, PROFILES
+    """``--target``, ``--kernels`` and ``--esp-nn``, the same on every command that sizes, plans
+    or runs for a TFLM build: the choices are the profiles, kernel sets and esp-nn releases
+    ``tinyarena.arena.targets`` defines, so a new target is data. ``target_from_args`` turns
+    them into one profile; with ``several``, ``--target`` and ``--esp-nn`` may be repeated
+    (``builds_from_args``: one record per build); ``check_esp_nn_usage`` checks the rest."""
+    from tinyarena.arena.targets import ESP_NN_VERSIONS, KERNEL_SETS, PROFILES
 
     p.add_argument("--target", action=_TargetAction, several=several, choices=tuple(PROFILES),
                    default="host-x64",
                    help="the TFLM build: struct layout, kernels and allocator (default "
                         "host-x64, the pip wheel; cortex-m0 ... cortex-m85 for an Arm "
-                        "Cortex-M firmware built with arm-none-eabi-gcc; list: tinyarena "
+                        "Cortex-M firmware built with arm-none-eabi-gcc; esp32, esp32s3, "
+                        "esp32p4, esp32c3, esp32c6 for esp-tflite-micro; list: tinyarena "
                         "targets)" + ("; repeat it for several builds, side by side"
                                       if several else ""))
     p.add_argument("--kernels", choices=KERNEL_SETS, default=None,
                    help="the kernels the firmware links (default: the target's own: "
-                        "cmsis-nn on cortex-m*, reference elsewhere)")
-    p.set_defaults(targets=None)
+                        "cmsis-nn on cortex-m*, esp-nn on esp32*, reference elsewhere)")
+    p.add_argument("--esp-nn", action="append", choices=ESP_NN_VERSIONS, default=None,
+                   metavar="VERSION",
+                   help="on esp32* targets: the esp-nn release the firmware resolved ("
+                        + ", ".join(ESP_NN_VERSIONS) + f"; default {ESP_NN_VERSIONS[-1]}, "
+                        "what a fresh build of esp-tflite-micro's esp-nn >=1.1.1 gets)"
+                        + ("; repeat for one record per version" if several else ""))
+    p.set_defaults(targets=None, several_builds=several)
 
 
 def targets_from_args(args: argparse.Namespace) -> list[str]:
@@ -91,13 +99,54 @@ def targets_from_args(args: argparse.Namespace) -> list[str]:
     return [getattr(args, "target", None) or "host-x64"]
 
 
+def targets_of(args: argparse.Namespace) -> list[str]:
+    """The --target values as a list (one, several, or the default host-x64)."""
+    return targets_from_args(args)
+
+
+def esp_nn_of(args: argparse.Namespace) -> list[str | None]:
+    """The --esp-nn values (in order, once each), or [None]: the target's default release."""
+    given = getattr(args, "esp_nn", None)
+    return list(dict.fromkeys(given)) if given else [None]
+
+
+def builds_from_args(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """Every build the arguments name, (target, esp-nn release or None), targets outermost:
+    a command that gives one record per build gives them in this order."""
+    return [(t, v) for t in targets_from_args(args) for v in esp_nn_of(args)]
+
+
+def check_esp_nn_usage(args: argparse.Namespace) -> str | None:
+    """Why --target/--kernels/--esp-nn cannot go together (a usage error, exit 2), or None.
+    --esp-nn names an esp-nn release: only esp32* targets with their esp-nn kernels have one."""
+    from tinyarena.arena.targets import ESP_NN_VERSIONS, PROFILES
+
+    versions = [v for v in esp_nn_of(args) if v is not None]
+    if not versions:
+        return None
+    known = ", ".join(ESP_NN_VERSIONS)
+    for name in targets_of(args):
+        profile = PROFILES.get(name)
+        if profile is not None and profile.esp_nn_dispatch is None:
+            return (f"--esp-nn applies to esp32* targets; target {name} has no ESP-NN build "
+                    f"(esp-nn versions: {known})")
+    kernels = getattr(args, "kernels", None)
+    if kernels not in (None, "esp-nn"):
+        return (f"--esp-nn names the esp-nn release, but --kernels {kernels} links no ESP-NN; "
+                f"drop one of them (esp-nn versions: {known})")
+    if len(versions) > 1 and not getattr(args, "several_builds", False):
+        return (f"this command sizes one build; give one --esp-nn (esp-nn versions: {known}), "
+                f"or compare versions with tinyarena size --esp-nn A --esp-nn B")
+    return None
+
+
 def check_build_arguments(args: argparse.Namespace) -> None:
     """Refuse a target/kernel-set pair that names no build (``--kernels cmsis-nn`` on
     host-x64) before any model is read: a ``UsageError`` (exit 2), not one error per model."""
     from tinyarena.arena.targets import get_target
 
-    for name in targets_from_args(args):
-        get_target(name, getattr(args, "kernels", None))
+    for name, version in builds_from_args(args):
+        get_target(name, getattr(args, "kernels", None), version)
 
 
 def target_line(profile: TargetProfile, allocator: str | None = None,
@@ -335,11 +384,15 @@ def write_csv(target: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[
 
 
 def target_from_args(args: argparse.Namespace) -> TargetProfile:
-    """The profile ``--target`` and ``--kernels`` name (host-x64 when no target is given)."""
+    """The profile ``--target``, ``--kernels`` and ``--esp-nn`` name (host-x64 when no
+    target is given); a command that sizes one build refuses several."""
     from tinyarena.arena.targets import get_target
+    from tinyarena.errors import UsageError
 
-    return get_target(getattr(args, "target", None) or "host-x64",
-                      getattr(args, "kernels", None))
+    targets, versions = targets_of(args), esp_nn_of(args)
+    if len(targets) > 1 or len(versions) > 1:
+        raise UsageError("this sizes one build; give one --target and at most one --esp-nn")
+    return get_target(targets[0], getattr(args, "kernels", None), versions[0])
 
 
 def plan_warnings(args: argparse.Namespace) -> list[str]:
@@ -362,9 +415,12 @@ __all__ = [
     "add_batch_arguments",
     "add_executor_argument",
     "add_target_argument",
+    "builds_from_args",
     "check_build_arguments",
+    "check_esp_nn_usage",
     "check_output_arguments",
     "csv_to_stdout",
+    "esp_nn_of",
     "csv_text",
     "error_object",
     "expand_models",
@@ -380,6 +436,7 @@ __all__ = [
     "seconds_argument",
     "side_by_side",
     "size_argument",
+    "targets_of",
     "target_from_args",
     "target_line",
     "targets_from_args",

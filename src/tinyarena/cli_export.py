@@ -18,6 +18,7 @@ from tinyarena.cli_common import (
     add_target_argument,
     check_build_arguments,
     check_output_arguments,
+    esp_nn_of,
     error_object,
     report_error,
     expand_models,
@@ -38,13 +39,14 @@ CSV_COLUMNS = ("model", "name", "header", "source", "target", "kernel_set", "tfl
 
 
 def export_record(model: str, *, target: str, output: str, name: str | None,
-                  margin: int, kernels: str | None = None) -> dict[str, Any]:
+                  margin: int, kernels: str | None = None,
+                  esp_nn: str | None = None) -> dict[str, Any]:
     """Export one model into ``output``; its result (or its error) as a JSON-ready dict."""
     from tinyarena.arena.targets import get_target
     from tinyarena.export import export_model
 
     try:
-        profile = get_target(target, kernels)
+        profile = get_target(target, kernels, esp_nn)
         sources = export_model(model, target=profile, name=name, margin=margin)
         header, source = sources.write(output)
     except TinyArenaError as exc:
@@ -71,7 +73,8 @@ def run_export(args: argparse.Namespace) -> int:
         report_error(args, "BuildError", clash)
         return 1
     job = functools.partial(export_record, target=args.target,
-                            kernels=getattr(args, "kernels", None), output=args.output,
+                            kernels=getattr(args, "kernels", None), esp_nn=esp_nn_of(args)[0],
+                            output=args.output,
                             name=args.name, margin=args.margin)
     records = run_batch(job, models, args.jobs, desc="export", executor=args.executor,
                         on_error=failed_record)

@@ -127,6 +127,11 @@ def run_command(args: argparse.Namespace) -> int:
     if args.json:
         data = {
             "model": str(args.model), "input": source,
+            "build": {"target": profile.name, "kernels": profile.kernels,
+                      "kernel_set": profile.kernel_set,
+                      "esp_nn_version": (profile.esp_nn_version
+                                         if profile.kernel_set == "esp-nn" else None),
+                      "allocator": profile.default_allocator, "tflm": profile.tflm_commit},
             "outputs": [{"name": d["name"], "index": i, "dtype": v.dtype.name,
                          "shape": list(v.shape), "values": v.tolist(),
                          "dequantized": (None if (dq := _dequantized(v, d)) is None
@@ -143,6 +148,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps(_json_safe(data), indent=2, allow_nan=False))
         return 0
     print(f"{args.model}  input: {source}")
+    print(profile.header())
     for i, (d, v) in enumerate(zip(out_details, outputs)):
         print(f"output {i} {d['name']!r} {v.dtype.name}{list(v.shape)}:")
         print(f"  {_format_array(v)}")

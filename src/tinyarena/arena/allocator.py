@@ -115,7 +115,7 @@ def allocate_model(
         path = "production"  # the wheel's kPreserveAllTensors uses a plain MicroAllocator
     res = resolver or _DefaultResolver(profile.kernel_set)
     if not allow_tinyarena_kernels:
-        _refuse_tinyarena_only_kernels(model, res)
+        _refuse_tinyarena_only_kernels(model, res, profile)
     pre = check_preallocated(model, preallocated)
 
     big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre)
@@ -126,6 +126,15 @@ def allocate_model(
     # or crashes by luck (facts 1.5; measured on Cortex-M55: a hard fault). Declare the size
     # that cannot overlap.
     min_arena = max(checked, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
+    overrun_end, overrun_by = _scratch_overrun_end(big)
+    overrun_min = align_up(overrun_end + big.alloc.tail_used, ARENA_ALIGNMENT)
+    overrun_note = ""
+    if overrun_min > min_arena:
+        min_arena = overrun_min
+        overrun_note = (f"min_arena {min_arena:,} keeps an invoke-time overrun clear of the "
+                        f"tail: {overrun_by} reaches TFLM's tail objects in a smaller arena "
+                        f"(TFLM's own checks pass from {checked:,} bytes; below {min_arena:,} "
+                        f"the model works or crashes depending on the bytes overwritten)")
     if arena_size is None:
         final = _relocated(big, min_arena)
     elif arena_size >= min_arena and arena_size % ARENA_ALIGNMENT == 0:
@@ -148,8 +157,9 @@ def allocate_model(
                 arena_size=arena_size, needed=needed, missing=needed - arena_size,
             ) from None
     return dataclasses.replace(
-        final.layout(min_arena, checked, _min_arena_note(min_arena, checked, big)),
-        min_arena_cause=_min_arena_cause(checked, big))
+        final.layout(min_arena, checked,
+                     overrun_note or _min_arena_note(min_arena, checked, big)),
+        min_arena_cause="invoke overrun" if overrun_note else _min_arena_cause(checked, big))
 
 
 def _min_arena_cause(checked: int, big: _Run) -> str:
@@ -162,6 +172,25 @@ def _min_arena_cause(checked: int, big: _Run) -> str:
     if checked <= align_up(used, ARENA_ALIGNMENT) or not big.required_driver:
         return "rounding"
     return big.required_driver
+
+
+def _scratch_overrun_end(run: _Run) -> tuple[int, str]:
+    """The highest arena byte (from the arena start, where the head begins) a kernel's eval
+    writes past a scratch buffer it requested too small, and which request; (0, "") when none
+    does. Below ``that + tail`` the overrun reaches the tail (TFLM's own objects) at invoke."""
+    if run.plan is None:
+        return 0, ""
+    end, by = 0, ""
+    for r, off in zip(run.plan_records, run.plan.offsets):
+        if r.kind != "scratch":
+            continue
+        req = run.scratch_requests[r.index]
+        if req.eval_writes > req.nbytes and off + req.eval_writes > end:
+            end = off + req.eval_writes
+            op = run.model.subgraphs[req.subgraph].operators[req.op_index]
+            by = (f"op {req.op_index} {op.name}'s kernel, which writes {req.eval_writes:,} "
+                  f"bytes into the {req.nbytes:,}-byte scratch it requested,")
+    return end, by
 
 
 def _min_arena_note(min_arena: int, checked: int, big: _Run) -> str:
@@ -336,6 +365,8 @@ class _Run:
         return ArenaLayout(
             target=self.target.name,
             kernel_set=self.target.kernel_set,
+            esp_nn_version=(self.target.esp_nn_version if self.target.kernel_set == "esp-nn"
+                            else None),
             allocator=self.path,
             planner=self.planner,
             arena_size=self.alloc.arena_size,
@@ -407,13 +438,16 @@ def _registrations(model: Model, resolver: Resolver) -> dict[tuple[int, int], Re
     return found
 
 
-def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver) -> None:
+def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver,
+                                   profile: TargetProfile | None = None) -> None:
+    """``profile``: the build named in the message (its TFLM, e.g. esp-tflite-micro's)."""
+    build = "" if profile is None else f" (the {profile.name} build, TFLM {profile.tflm_commit})"
     for (sg, index), reg in _registrations(model, resolver).items():
         if not reg.tflm:
             raise UnsupportedOpError(
-                f"{reg.name} (operator {index} of subgraph {sg}) has no TFLM kernel, so TFLM "
-                f"cannot run this model and there is no TFLM arena to size; tinyarena's "
-                f"Interpreter can still run it", op_name=reg.name, op_index=index,
+                f"{reg.name} (operator {index} of subgraph {sg}) has no TFLM kernel, so TFLM"
+                f"{build} cannot run this model and there is no TFLM arena to size; "
+                f"tinyarena's Interpreter can still run it", op_name=reg.name, op_index=index,
                 subgraph_index=sg)
 
 
@@ -714,14 +748,15 @@ class _KernelContext:
             self._temps += 2
         self._run.note_temp_peak()
 
-    def request_scratch(self, nbytes: int) -> int:
+    def request_scratch(self, nbytes: int, *, eval_writes: int = 0) -> int:
         """MicroAllocator::RequestScratchBufferInArena: a request record in the head."""
         self._require_prepare("request_scratch")
         if self._requests_this_op >= MAX_SCRATCH_PER_OP:
             raise KernelError(f"Scratch buffer request exceeds limit per operator "
                               f"({MAX_SCRATCH_PER_OP}): op {self.op.index} {self.op.name}")
         self._requests_this_op += 1
-        self._run.scratch_requests.append(ScratchRequest(nbytes, self.op.index, self.subgraph))
+        self._run.scratch_requests.append(ScratchRequest(nbytes, self.op.index, self.subgraph,
+                                                         eval_writes))
         return len(self._run.scratch_requests) - 1
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,

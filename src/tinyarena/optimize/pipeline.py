@@ -287,8 +287,9 @@ def _refused_partial(model: Model, key: str) -> list[str]:
                    ) if sg is not None else []
     if not names:
         return []
-    why = ("no kernels were named, so the plan must be safe for every kernel set (name them "
-           "with --target or --kernel-set; TFLM's reference kernels allow it)" if key == PORTABLE
+    why = ("no kernels were named, or their loop order is not proven (ESP-NN), so the plan "
+           "must be safe for every kernel set (name them with --target or --kernel-set; TFLM's "
+           "reference kernels allow it)" if key == PORTABLE
            else f"the loop order of kernel set {key} is not proven to tolerate it there")
     return [f"partial overlap of {', '.join(names)} outputs with their inputs not used: {why}"]
 
@@ -440,7 +441,8 @@ def _write(data: bytes, order: Sequence[int], offsets: Sequence[int],
 
 
 def optimal_layout(source: bytes | bytearray | memoryview | str | Path | Model, *,
-                   target: str = "host-x64", time_budget_s: float = 1.0) -> ArenaLayout:
+                   target: str | TargetProfile = "host-x64", time_budget_s: float = 1.0
+                   ) -> ArenaLayout:
     """The arena TFLM would have with the best plan found for this model as it is (same
     order, no overlap): ``tinyarena plan --planner optimal``. Never worse than greedy."""
     model = source if isinstance(source, Model) else read_model(source)

@@ -25,7 +25,7 @@ def _clip(text: str, width: int) -> str:
 def layout_header(layout: ArenaLayout, planned: str | None = None) -> str:
     """What every number below depends on: target, ABI, kernel set, allocator, and what placed
     the buffers (an offline plan is named as such)."""
-    profile = get_target(layout.target, layout.kernel_set)
+    profile = get_target(layout.target, layout.kernel_set, layout.esp_nn_version)
     return f"{profile.header(layout.allocator)} | {planned or planner_text(layout)}"
 
 
@@ -88,6 +88,8 @@ def min_arena_reason(layout: ArenaLayout) -> str:
                 f"bytes round {used} up to a multiple of 16, where the arena's end is 16-aligned "
                 f"and TFLM's tail allocations need no padding (an arena of {used} bytes pads "
                 f"them and may fall short)")
+    if layout.min_arena_cause == "invoke overrun":
+        return f"min_arena, not arena used: {layout.min_arena_note}"
     cause = layout.min_arena_cause or "data AllocateTensors releases before it returns"
     checked = layout.tflm_checked_min_arena or layout.min_arena
     return (f"min_arena, not arena used: AllocateTensors needs {_n(checked - layout.total)} "
