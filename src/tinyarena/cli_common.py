@@ -96,7 +96,10 @@ def targets_from_args(args: argparse.Namespace) -> list[str]:
     named = getattr(args, "targets", None)
     if named:
         return list(named)
-    return [getattr(args, "target", None) or "host-x64"]
+    given = getattr(args, "target", None)
+    if isinstance(given, list):  # a parser of its own with action="append" (report)
+        return list(dict.fromkeys(given)) or ["host-x64"]
+    return [given or "host-x64"]
 
 
 def targets_of(args: argparse.Namespace) -> list[str]:

@@ -38,7 +38,7 @@ def add_report_parser(sub: Any) -> None:
                    help="leave out the optimizer's before/after")
     p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
                    help="time for the optimizer's placement search (default 1)")
-    p.set_defaults(handler=run_report)
+    p.set_defaults(handler=run_report, several_builds=True)
 
 
 def _graph(model: Any) -> tuple[Any, ...]:
