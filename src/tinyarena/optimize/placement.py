@@ -10,12 +10,14 @@ soon as one reaches the bound, which proves it optimal:
    lifetime length, first use), which planning-notes.md found closes the greedy's misses;
 3. two-sided ("ping-pong") placement for chains: buffers alternate between the bottom and
    the top of an arena of lower-bound height;
-4. without offline offsets or overlap links: the exact branch and bound over canonical
-   solutions (``planning.canonical``, MiniMalloc's method), first at the lower bound, where a
-   plan is optimal by definition, then bisecting towards it; it proves optimality when it
-   exhausts a capacity, and returns the best plan found when the budget ends;
-5. with links, for small instances, an exact CP-SAT model (when OR-Tools is installed) that
-   either proves the best plan found optimal or finds a better one within the budget;
+4. without offline offsets: the exact branch and bound over canonical solutions
+   (``planning.canonical``, MiniMalloc's method, extended to overlap links), first at the
+   lower bound, where a plan is optimal by definition, then bisecting towards it; it proves
+   optimality when it exhausts a capacity, and returns the best plan found when the budget
+   ends. It needs no extra package;
+5. with links, when OR-Tools is installed and the in-house search left the plan unproven, an
+   exact CP-SAT model for small instances (an optional accelerator: where it changes the
+   result, ``SearchResult.notes`` says so);
 6. randomised orders until the time budget runs out.
 
 The budget is a deadline on ``clock``: every step checks it inside its loops, so that the call
@@ -28,9 +30,10 @@ Links (``Link``) carry rule (c) of ``optimize.overlap``: buffer ``b`` may overla
 while both are live, provided ``offset[b] <= offset[a] + max_delta`` (the output starts at most
 ``max_delta`` bytes above its input; usually below it). Otherwise b must sit wholly above or
 below a as usual. With links, the bound subtracts each linked pair's largest possible overlap at
-the steps where both are live; the exact model replaces the pair's disjunction by "b at most
+the steps where both are live; the exact searches replace the pair's disjunction by "b at most
 max_delta above a, or b above a's end"; the heuristics add a first-fit whose forbidden start
-intervals honour the same rule, in several orders.
+intervals honour the same rule, in several orders. A ``max_delta`` below ``-size_b`` is raised
+to it (b wholly below a is always allowed).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ import numpy as np
 
 from tinyarena.planning import Buffer, Plan, buffer_arrays, lower_bound, verify_plan
 from tinyarena.planning.buffers import BufferArrays
-from tinyarena.planning.canonical import minimize_height
+from tinyarena.planning.canonical import Link, minimize_height
 from tinyarena.planning.greedy import Deadline, first_fit_offsets, greedy_order
 
 EXACT_MAX_BUFFERS = 400
@@ -56,19 +59,12 @@ CANONICAL_MAX_BUFFERS = 5000
 per-node work grow with the buffer count, and heuristics are the better use of the budget."""
 
 
-def _unit(arrays: BufferArrays) -> int:
-    """The granularity of every size (16 for TFLM's rounded buffers): capacities step by it."""
-    unit = int(np.gcd.reduce(arrays.sizes[arrays.sizes > 0])) if (arrays.sizes > 0).any() else 1
-    return max(unit, 1)
-
-
-@dataclass(frozen=True)
-class Link:
-    """Buffer ``b`` may start at most ``max_delta`` bytes above buffer ``a`` and overlap it."""
-
-    a: int
-    b: int
-    max_delta: int
+def _unit(arrays: BufferArrays, links: Sequence[Link] = ()) -> int:
+    """The granularity of every size and link shift (16 for TFLM's rounded buffers and the
+    optimizer's aligned margins): every offset, so every head, is a multiple of it, and the
+    exact search's capacities step by it."""
+    values = arrays.sizes[arrays.sizes > 0].tolist() + [abs(k.max_delta) for k in links]
+    return max(int(np.gcd.reduce(np.asarray(values, dtype=np.int64))) if values else 1, 1)
 
 
 def link_overlap(size_a: int, size_b: int, max_delta: int) -> int:
@@ -183,8 +179,10 @@ class SearchResult:
     lower_bound: int
     greedy_head: int
     optimal: bool  # proven: head == lower bound, or the exact solver proved it
-    method: str  # which candidate won: "greedy", "order:<name>", "ping-pong", "random", "exact"
+    method: str  # which candidate won: "greedy", "order:<name>", "ping-pong", "random", "exact",
+    # "exact:cp-sat" (OR-Tools)
     elapsed_s: float
+    notes: tuple[str, ...] = ()  # where OR-Tools changed the result, what it changed
 
     @property
     def head(self) -> int:
@@ -351,7 +349,8 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
         deadline = start + max(time_budget_s, 0.0)
     stop = Deadline(deadline, clock)
     arrays = buffer_arrays(buffers)
-    links = tuple(k for k in links if not (arrays.fixed[k.a] or arrays.fixed[k.b]))
+    links = tuple(Link(k.a, k.b, max(k.max_delta, -int(arrays.sizes[k.b]))) for k in links
+                  if not (arrays.fixed[k.a] or arrays.fixed[k.b]))
     bound = linked_lower_bound(buffers, links)
     best = first_fit_offsets(arrays, greedy_order(arrays))
     greedy_head = best_head = _head(arrays, best)
@@ -379,22 +378,28 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
                 break
     if not optimal and clock() < deadline:
         consider(_two_sided(arrays, bound, stop), "ping-pong")
-    if not optimal and exact and not links and not arrays.fixed.any() \
+    cp_sat = exact and links and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS and _has_ortools()
+    if not optimal and exact and not arrays.fixed.any() \
             and len(arrays) <= CANONICAL_MAX_BUFFERS and clock() < deadline:
-        minimized = minimize_height(buffers, best.tolist(), deadline=deadline, clock=clock,
-                                    unit=_unit(arrays))
+        # With OR-Tools as a second exact search, the in-house one leaves it half the time.
+        until = deadline if not cp_sat else clock() + 0.5 * (deadline - clock())
+        minimized = minimize_height(buffers, best.tolist(), deadline=until, clock=clock,
+                                    unit=_unit(arrays, links), links=links)
         consider(np.asarray(minimized.offsets, dtype=np.int64), "exact")
         if minimized.optimal and minimized.height <= best_head:
             optimal = True
-    if not optimal and exact and links and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS:
+    notes: tuple[str, ...] = ()
+    if not optimal and cp_sat:
         remaining = deadline - clock()
         if remaining > 0.02:
+            before = best_head
             found = _exact(arrays, best, best_head, bound, remaining * 0.8, links, stop)
             if found is not None:
                 offsets, proven = found
-                consider(offsets, "exact")
+                consider(offsets, "exact:cp-sat")
                 if proven:
                     optimal = True
+                notes = _cp_sat_notes(before, best_head, optimal)
     rng = np.random.default_rng(seed)
     if not optimal:
         index = np.arange(len(arrays), dtype=np.int64)
@@ -409,7 +414,29 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
                 consider(first_fit_offsets(arrays, order, stop), "random")
     plan = Plan(tuple(int(o) for o in best), tuple(buffers))
     verify_plan(plan, allowed_overlaps=link_allowed(links, plan.offsets) if links else None)
-    return SearchResult(plan, bound, greedy_head, optimal, method, clock() - start)
+    return SearchResult(plan, bound, greedy_head, optimal, method, clock() - start, notes)
+
+
+def _has_ortools() -> bool:
+    """Whether CP-SAT can be imported (OR-Tools is an optional extra)."""
+    try:
+        from ortools.sat.python import cp_model  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _cp_sat_notes(before: int, after: int, proven: bool) -> tuple[str, ...]:
+    """What OR-Tools changed, in words, so that a result that differs from a lean install's
+    says so (the in-house search alone had ``before``, unproven)."""
+    if after < before:
+        proof = "proven optimal" if proven else "not proven optimal"
+        return (f"OR-Tools (CP-SAT) found a plan of {after} bytes ({proof}); the in-house "
+                f"search alone had {before} bytes, not proven, within the budget",)
+    if proven:
+        return (f"OR-Tools (CP-SAT) proved the plan of {after} bytes optimal; the in-house "
+                f"search alone found it but did not prove it within the budget",)
+    return ()
 
 
 __all__ = ["EXACT_MAX_BUFFERS", "Link", "SearchResult", "link_allowed", "link_overlap",
