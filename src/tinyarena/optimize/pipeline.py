@@ -365,6 +365,7 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
     links = _links(problem, partial)
     search: SearchResult = search_plan(problem.buffers, seed=seed, links=links,
                                        deadline=start + max(time_budget_s - reserve, 0.0))
+    notes.extend(search.notes)
     bound = linked_lower_bound(problem.buffers, links)
     if search.optimal and search.head > bound:
         bound = search.head  # the exact solver proved nothing smaller exists

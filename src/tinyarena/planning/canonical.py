@@ -157,6 +157,7 @@ class _Gaps:
     credit: np.ndarray
     pair_credit: list[list[tuple[int, int, int, int]]]
     top_potential: np.ndarray
+    pairs: tuple[tuple[int, int, int, int, int, int], ...]  # x, y, lo, hi, s_lo, s_hi
 
 
 def _overlap_at(size_a: int, size_b: int, shift: int) -> int:
@@ -250,7 +251,55 @@ def _gaps(sizes: Sequence[int], sweep: _Sweep, links: Sequence[Link], deadline: 
     padded = np.append(potential, -_NEVER)
     top = padded[sweep.member_table].max(axis=1) if len(sweep.section_totals) else \
         np.zeros(0, dtype=np.int64)
-    return _Gaps(overlaps, rise, reach, np.append(potential, 0), credit, pair_credit, top)
+    pairs = tuple((x, y, lo, hi, max(sweep.sec_lo[x], sweep.sec_lo[y]),
+                   min(sweep.sec_hi[x], sweep.sec_hi[y]))
+                  for (x, y), (lo, hi) in forbidden.items() if lo + 1 < hi)
+    return _Gaps(overlaps, rise, reach, np.append(potential, 0), credit, pair_credit, top,
+                 pairs)
+
+
+def _forced_floor(sizes: Sequence[int], sweep: _Sweep, gaps: _Gaps, capacity: int
+                  ) -> np.ndarray | None:
+    """Lowest offsets every plan within ``capacity`` must respect, or None when none exists.
+
+    A linked pair has two orders, each allowing a different largest overlap; where the order
+    that shares fewer bytes would overfill a section they share (all other linked pairs
+    counted at their largest overlap), the other order is forced: a difference constraint.
+    Along chains of forced pairs (an output that must start below its input, whose own
+    output must start below it, ...) the constraints add up: their longest paths from 0
+    are lower limits on the offsets, and a buffer whose limit leaves no room under the
+    capacity proves the capacity infeasible. Without this the search would find that out
+    only by trying every arrangement of whatever else shares those sections."""
+    n = len(sizes)
+    spare = capacity - (sweep.section_totals - gaps.credit)
+    edges: list[tuple[int, int, int]] = []  # (u, v, w): o_v >= o_u + w
+    for x, y, lo, hi, s_lo, s_hi in gaps.pairs:
+        sx, sy = sizes[x], sizes[y]
+        below = _overlap_at(sx, sy, min(lo, max(0, sx - sy)))  # y at or below x + lo
+        above = _overlap_at(sx, sy, max(hi, min(0, sx - sy)))  # y at or above x + hi
+        most = max(below, above)
+        slack = int(spare[s_lo:s_hi].min())
+        below_ok, above_ok = most - below <= slack, most - above <= slack
+        if not (below_ok or above_ok):
+            return None
+        if not above_ok:
+            edges.append((y, x, -lo))
+        elif not below_ok:
+            edges.append((x, y, hi))
+    floor = np.zeros(n, dtype=np.int64)
+    for _ in range(n + 1):
+        changed = False
+        for u, v, w in edges:
+            if floor[u] + w > floor[v]:
+                floor[v] = floor[u] + w
+                changed = True
+        if not changed:
+            break
+    else:
+        return None  # a cycle of forced orders that gains height every turn
+    if n and int((floor + np.asarray(sizes, dtype=np.int64)).max()) > capacity:
+        return None
+    return floor
 
 
 def _potentials(overlaps: list[np.ndarray], out_gap: list[np.ndarray], sizes: np.ndarray,
@@ -305,7 +354,8 @@ class _Search:
 
     def __init__(self, sizes: list[int], widths: list[int], sweep: _Sweep, capacity: int,
                  solution: list[int], preorder: str, node_limit: int, deadline: float,
-                 clock: Callable[[], float], gaps: _Gaps | None = None) -> None:
+                 clock: Callable[[], float], gaps: _Gaps | None = None,
+                 forced: np.ndarray | None = None) -> None:
         self.sizes = sizes
         self.sizes_np = np.asarray(sizes, dtype=np.int64)
         self.widths = widths
@@ -334,16 +384,32 @@ class _Search:
             self.overlap_arrays = [np.asarray(o, dtype=np.int64) for o in sweep.overlaps]
         else:
             self.overlap_arrays = gaps.overlaps
-            self.unplaced_min[:n] = gaps.potential[:n]
+            self.unplaced_min[:n] = gaps.potential[:n] + (0 if forced is None else forced)
             self.credit = gaps.credit.copy()
+            self.failed: set[tuple[int, int, tuple[int, ...], bytes]] = set()
 
     # --- the search -------------------------------------------------------------------------
 
     def solve(self, buffers: list[int], lo: int, hi: int, preorder: str) -> int:
-        """Place ``buffers`` (all of a partition spanning sections [lo, hi))."""
+        """Place ``buffers`` (all of a partition spanning sections [lo, hi)).
+
+        With links, a partition that failed is remembered with its buffers' lowest keys:
+        everything its search reads (floors, totals, credits) follows from those, so the same
+        partition at the same keys fails again. Chains of linked buffers, where each choice
+        of "overlap or jump above" reappears at every later step, need that to stay
+        polynomial."""
+        memo = None
+        if self.gaps is not None:
+            members = sorted(buffers)
+            memo = (lo, hi, tuple(members), self.unplaced_min[members].tobytes())
+            if memo in self.failed:
+                return _NOT_FOUND
         keys = self._preorder_keys(buffers, preorder)
         order = np.array([b for _, b in sorted(zip(keys, buffers))], dtype=np.int64)
-        return self._search(order, lo, hi, 0 if self.gaps is None else -_NEVER, -1)
+        status = self._search(order, lo, hi, 0 if self.gaps is None else -_NEVER, -1)
+        if memo is not None and status != _FOUND:
+            self.failed.add(memo)
+        return status
 
     def _preorder_keys(self, buffers: list[int], preorder: str) -> list[tuple[int, ...]]:
         sw, total = self.sw, self.total
@@ -565,19 +631,25 @@ def fits(buffers: Sequence[Buffer], capacity: int, *, deadline: float,
     need = sweep.section_totals - (0 if gaps is None else gaps.credit)
     if len(need) and int(need.max()) > capacity:
         return Outcome(capacity, None, True, 0)
+    forced = None
+    if gaps is not None:
+        forced = _forced_floor(sizes, sweep, gaps, capacity)
+        if forced is None:
+            return Outcome(capacity, None, True, 0)
     # Each placement nests three frames; the limit is restored on the way out.
     depth = sys.getrecursionlimit()
     sys.setrecursionlimit(max(depth, 4 * len(active) + 200))
     try:
         return _round_robin(sizes, firsts, lasts, active, sweep, capacity, deadline, clock,
-                            gaps)
+                            gaps, forced)
     finally:
         sys.setrecursionlimit(depth)
 
 
 def _round_robin(sizes: list[int], firsts: list[int], lasts: list[int], active: list[int],
                  sweep: _Sweep, capacity: int, deadline: float,
-                 clock: Callable[[], float], gaps: _Gaps | None) -> Outcome:
+                 clock: Callable[[], float], gaps: _Gaps | None,
+                 forced: np.ndarray | None) -> Outcome:
     parts = _partitions(sweep, active)
     widths = [lasts[i] - firsts[i] + 1 for i in range(len(sizes))]
     solution = [0] * len(sizes)
@@ -593,7 +665,7 @@ def _round_robin(sizes: list[int], firsts: list[int], lasts: list[int], active: 
                     continue
                 # A fresh state per attempt: an abort unwinds without undoing its changes.
                 search = _Search(sizes, widths, sweep, capacity, solution, preorder, limit,
-                                 deadline, clock, gaps)
+                                 deadline, clock, gaps, forced)
                 try:
                     status = search.solve(group, lo, hi, preorder)
                 except _Abort as stop:
@@ -640,12 +712,20 @@ def minimize_height(buffers: Sequence[Buffer], known: Sequence[int], *, deadline
     True only when the height equals the bound or the capacity one ``unit`` below it was proven
     infeasible. With ``links`` the bound is ``linked_bound`` and ``unit`` must divide every
     link's ``max_delta`` as well as every size.
+
+    Links whose shifts admit no placement order (``_potentials``: a cycle of pairs each
+    allowed to start at or above the previous one's start) are searched with every shift
+    capped at ``-unit``: the plans found are valid, but the search's proofs then hold for
+    the capped problem only, so ``optimal`` needs the height to meet the bound.
     """
     sizes = [b.size for b in buffers]
     best = tuple(int(o) for o in known)
     best_height = max((o + s for o, s in zip(best, sizes)), default=0)
     bound = linked_bound(buffers, links)
-    proven_floor = bound  # every capacity below this is impossible (proven)
+    proofs = not links or _orderable(buffers, links, deadline, clock)
+    if not proofs:
+        links = [Link(k.a, k.b, min(k.max_delta, -unit)) for k in links]
+    proven_floor = bound  # every capacity below this is impossible (proven, for ``links``)
     guess_floor = bound  # capacities below this timed out: unknown, treated as hard
     probes: list[Outcome] = []
     capacity, portion = bound, first_share
@@ -656,8 +736,6 @@ def minimize_height(buffers: Sequence[Buffer], known: Sequence[int], *, deadline
         outcome = fits(buffers, capacity, deadline=now + portion * (deadline - now), clock=clock,
                        links=links)
         probes.append(outcome)
-        if outcome.offsets is None and not outcome.infeasible and not outcome.nodes:
-            break  # the links admit no placement order (no potentials): nothing to search
         if outcome.offsets is not None:
             height = max((o + s for o, s in zip(outcome.offsets, sizes)), default=0)
             if height < best_height:
@@ -675,7 +753,18 @@ def minimize_height(buffers: Sequence[Buffer], known: Sequence[int], *, deadline
             portion = share
         else:  # every open capacity timed out once: the rest of the time to the lowest
             capacity, portion = proven_floor, 1.0
-    return Minimized(best, best_height, best_height <= proven_floor, bound, tuple(probes))
+    return Minimized(best, best_height, best_height <= (proven_floor if proofs else bound),
+                     bound, tuple(probes))
+
+
+def _orderable(buffers: Sequence[Buffer], links: Sequence[Link], deadline: float,
+               clock: Callable[[], float]) -> bool:
+    """Whether potentials exist for ``links`` (the search then reaches every plan)."""
+    sizes = [int(b.size) for b in buffers]
+    active = [i for i, s in enumerate(sizes) if s > 0]
+    sweep = _sweep(sizes, [int(b.first) for b in buffers], [int(b.last) for b in buffers],
+                   active)
+    return _gaps(sizes, sweep, links, deadline, clock) is not None
 
 
 def _round_to(value: int, unit: int, at_least: int) -> int:
