@@ -38,6 +38,7 @@ to it (b wholly below a is always allowed).
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -418,12 +419,12 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
 
 
 def _has_ortools() -> bool:
-    """Whether CP-SAT can be imported (OR-Tools is an optional extra)."""
+    """Whether OR-Tools (an optional extra) is installed; found, not imported, so that a
+    search the in-house exact search settles never pays for importing it."""
     try:
-        from ortools.sat.python import cp_model  # noqa: F401
-    except ImportError:
+        return importlib.util.find_spec("ortools") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 def _cp_sat_notes(before: int, after: int, proven: bool) -> tuple[str, ...]:
