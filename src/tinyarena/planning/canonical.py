@@ -287,7 +287,7 @@ def _forced_floor(sizes: Sequence[int], sweep: _Sweep, gaps: _Gaps, capacity: in
         elif not below_ok:
             edges.append((x, y, hi))
     floor = np.zeros(n, dtype=np.int64)
-    for _ in range(n + 1):
+    for _ in range(len({u for u, _, _ in edges} | {v for _, v, _ in edges}) + 1):
         changed = False
         for u, v, w in edges:
             if floor[u] + w > floor[v]:
@@ -310,14 +310,14 @@ def _potentials(overlaps: list[np.ndarray], out_gap: list[np.ndarray], sizes: np
     them every potential stays 0."""
     n = len(overlaps)
     potential = np.zeros(n, dtype=np.int64)
+    start = [int(overlaps[u][k]) for u in range(n) for k in (out_gap[u] < 1).nonzero()[0]]
+    if not start:
+        return potential
     # p[u] <= p[v] + gap(u, v) - 1: relaxing v may lower every u that holds v in its list.
     into: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-    start = []
     for u in range(n):
         for v, gap in zip(overlaps[u].tolist(), out_gap[u].tolist()):
             into[v].append((u, gap - 1))
-            if gap < 1:
-                start.append(v)
     queue = deque(dict.fromkeys(start))
     queued = set(queue)
     relaxed = [0] * n
