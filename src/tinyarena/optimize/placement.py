@@ -47,7 +47,7 @@ import numpy as np
 
 from tinyarena.planning import Buffer, Plan, buffer_arrays, lower_bound, verify_plan
 from tinyarena.planning.buffers import BufferArrays
-from tinyarena.planning.canonical import Link, minimize_height
+from tinyarena.planning.canonical import Link, link_intervals, minimize_height
 from tinyarena.planning.greedy import Deadline, first_fit_offsets, greedy_order
 
 EXACT_MAX_BUFFERS = 400
@@ -283,7 +283,8 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
     unit = 16 if all(s % 16 == 0 for s in sizes) and all(
         o % 16 == 0 for o, f in zip(given, fixed) if f) and all(
         link.max_delta % 16 == 0 for link in links) else 1
-    limits = {(min(k.a, k.b), max(k.a, k.b)): k for k in links}
+    # Linked pairs: o_j - o_i outside the open interval (lo, hi), every link of the pair counted.
+    limits = link_intervals(sizes, [k for k in links if not (fixed[k.a] or fixed[k.b])])
     model = cp_model.CpModel()
     top = upper // unit + 1
     offs = []
@@ -307,13 +308,16 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
                 continue
             if sizes[i] == 0 or sizes[j] == 0:
                 continue
-            below = model.new_bool_var(f"b{i}_{j}")
-            link = limits.get((i, j))
-            if link is not None and not (fixed[i] or fixed[j]):
-                a, b = link.a, link.b
-                model.add(offs[b] <= offs[a] + link.max_delta // unit).only_enforce_if(below)
-                model.add(offs[b] >= offs[a] + sizes[a] // unit).only_enforce_if(below.Not())
+            interval = limits.get((i, j))
+            if interval is not None:
+                lo, hi = interval
+                if lo + 1 >= hi:
+                    continue  # the links permit every overlap of this pair
+                below = model.new_bool_var(f"b{i}_{j}")
+                model.add(offs[j] <= offs[i] + lo // unit).only_enforce_if(below)
+                model.add(offs[j] >= offs[i] + hi // unit).only_enforce_if(below.Not())
                 continue
+            below = model.new_bool_var(f"b{i}_{j}")
             model.add(offs[i] + sizes[i] // unit <= offs[j]).only_enforce_if(below)
             model.add(offs[j] + sizes[j] // unit <= offs[i]).only_enforce_if(below.Not())
     for i in range(n):
@@ -336,14 +340,16 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
 
 def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: int = 0,
                 exact: bool = True, clock: Callable[[], float] = time.perf_counter,
-                links: Sequence[Link] = (), deadline: float | None = None) -> SearchResult:
+                links: Sequence[Link] = (), deadline: float | None = None,
+                progress: Callable[[str], None] | None = None) -> SearchResult:
     """The smallest plan found within ``time_budget_s`` (or by ``deadline``, a ``clock``
     value, when given: callers pass the deadline of their whole call); never larger than
     TFLM's greedy.
 
     The result is verified (no two live buffers overlap, fixed offsets kept; linked pairs
     only at a permitted displacement) before it is returned. ``optimal`` is True only when
-    proven: the head equals the lower bound, or an exact search proved it.
+    proven: the head equals the lower bound, or an exact search proved it. ``progress``, when
+    given, receives a line whenever the exact search lowers the plan or raises what is proven.
     """
     start = clock()
     if deadline is None:
@@ -384,8 +390,9 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
             and len(arrays) <= CANONICAL_MAX_BUFFERS and clock() < deadline:
         # With OR-Tools as a second exact search, the in-house one leaves it half the time.
         until = deadline if not cp_sat else clock() + 0.5 * (deadline - clock())
+        report = None if progress is None else _reporter(progress, start, clock)
         minimized = minimize_height(buffers, best.tolist(), deadline=until, clock=clock,
-                                    unit=_unit(arrays, links), links=links)
+                                    unit=_unit(arrays, links), links=links, progress=report)
         consider(np.asarray(minimized.offsets, dtype=np.int64), "exact")
         if minimized.optimal and minimized.height <= best_head:
             optimal = True
@@ -416,6 +423,15 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
     plan = Plan(tuple(int(o) for o in best), tuple(buffers))
     verify_plan(plan, allowed_overlaps=link_allowed(links, plan.offsets) if links else None)
     return SearchResult(plan, bound, greedy_head, optimal, method, clock() - start, notes)
+
+
+def _reporter(progress: Callable[[str], None], start: float, clock: Callable[[], float]
+              ) -> Callable[[int, int, bool], None]:
+    """``minimize_height``'s progress as one line: elapsed time, best plan, what is proven."""
+    def report(height: int, floor: int, proven: bool) -> None:
+        where = "proven optimal" if proven else f"no plan below {floor:,} bytes exists"
+        progress(f"{clock() - start:.1f} s: best plan {height:,} bytes; {where}")
+    return report
 
 
 def _has_ortools() -> bool:

@@ -165,17 +165,16 @@ def _overlap_at(size_a: int, size_b: int, shift: int) -> int:
     return max(0, min(size_a, shift + size_b) - max(0, shift))
 
 
-def _forbidden(sizes: Sequence[int], links: Sequence[Link], sweep: _Sweep
-               ) -> dict[tuple[int, int], tuple[int, int]]:
-    """Per linked pair (x, y), x < y, of buffers that meet in time: the open interval of
-    ``o_y - o_x`` that stays forbidden. Without links it would be (-size_y, size_x); each link
-    lets displacements at or below its limit through (on its own side)."""
+def link_intervals(sizes: Sequence[int], links: Sequence[Link]
+                   ) -> dict[tuple[int, int], tuple[int, int]]:
+    """Per linked pair (x, y), x < y: the open interval of ``o_y - o_x`` that stays forbidden
+    while both are live. Without links it would be (-size_y, size_x); each link lets the
+    displacements at or below its limit through (on its own side), so several links on one
+    pair (either way) combine. An interval with no integer inside forbids nothing."""
     out: dict[tuple[int, int], tuple[int, int]] = {}
     for link in links:
         a, b = link.a, link.b
         if a == b or not sizes[a] or not sizes[b]:
-            continue
-        if sweep.sec_lo[a] >= sweep.sec_hi[b] or sweep.sec_lo[b] >= sweep.sec_hi[a]:
             continue
         x, y = min(a, b), max(a, b)
         lo, hi = out.get((x, y), (-sizes[y], sizes[x]))
@@ -185,6 +184,13 @@ def _forbidden(sizes: Sequence[int], links: Sequence[Link], sweep: _Sweep
             hi = min(hi, -link.max_delta)
         out[(x, y)] = (lo, hi)
     return out
+
+
+def _forbidden(sizes: Sequence[int], links: Sequence[Link], sweep: _Sweep
+               ) -> dict[tuple[int, int], tuple[int, int]]:
+    """``link_intervals`` for the pairs that meet in time (share a section)."""
+    return {(x, y): gap for (x, y), gap in link_intervals(sizes, links).items()
+            if sweep.sec_lo[x] < sweep.sec_hi[y] and sweep.sec_lo[y] < sweep.sec_hi[x]}
 
 
 def _credits(sizes: Sequence[int], sweep: _Sweep,
@@ -697,7 +703,8 @@ class Minimized:
 def minimize_height(buffers: Sequence[Buffer], known: Sequence[int], *, deadline: float,
                     clock: Callable[[], float] = time.perf_counter,
                     unit: int = 16, first_share: float = 0.5,
-                    share: float = 0.3, links: Sequence[Link] = ()) -> Minimized:
+                    share: float = 0.3, links: Sequence[Link] = (),
+                    progress: Callable[[int, int, bool], None] | None = None) -> Minimized:
     """Lower the height of the plan ``known`` (offsets, addition order) as far as the
     deadline allows, by decision runs at smaller capacities.
 
@@ -717,6 +724,9 @@ def minimize_height(buffers: Sequence[Buffer], known: Sequence[int], *, deadline
     allowed to start at or above the previous one's start) are searched with every shift
     capped at ``-unit``: the plans found are valid, but the search's proofs then hold for
     the capped problem only, so ``optimal`` needs the height to meet the bound.
+
+    ``progress(height, floor, proven)`` is called after every decision run that lowered the
+    best height or raised the proven floor, so that a long search can show where it stands.
     """
     sizes = [b.size for b in buffers]
     best = tuple(int(o) for o in known)
@@ -736,15 +746,20 @@ def minimize_height(buffers: Sequence[Buffer], known: Sequence[int], *, deadline
         outcome = fits(buffers, capacity, deadline=now + portion * (deadline - now), clock=clock,
                        links=links)
         probes.append(outcome)
+        moved = False
         if outcome.offsets is not None:
             height = max((o + s for o, s in zip(outcome.offsets, sizes)), default=0)
             if height < best_height:
-                best, best_height = outcome.offsets, height
+                best, best_height, moved = outcome.offsets, height, True
         elif outcome.infeasible:
             proven_floor = max(proven_floor, capacity + unit)
             guess_floor = max(guess_floor, proven_floor)
+            moved = proofs
         else:
             guess_floor = max(guess_floor, capacity + unit)
+        if moved and progress is not None:
+            floor = proven_floor if proofs else bound
+            progress(best_height, floor, best_height <= floor)
         if best_height <= proven_floor:
             break
         if guess_floor < best_height:  # bisect what is still open above the guesses
@@ -771,5 +786,5 @@ def _round_to(value: int, unit: int, at_least: int) -> int:
     return max(at_least, value - value % unit)
 
 
-__all__ = ["Link", "Minimized", "Outcome", "PREORDERS", "fits", "linked_bound",
-           "minimize_height"]
+__all__ = ["Link", "Minimized", "Outcome", "PREORDERS", "fits", "link_intervals",
+           "linked_bound", "minimize_height"]

@@ -162,3 +162,16 @@ def test_links_that_admit_no_placement_order_are_not_claimed() -> None:
     assert found.height <= 192
     _check_plan(buffers, links, found.offsets)
     assert not found.optimal or found.height == _brute_force_height(buffers, links)
+
+
+def test_progress_reports_each_step_towards_the_proof() -> None:
+    """The long-search progress hook: heights never rise, proven floors never fall, and the
+    last report is the proof."""
+    buffers, links = _descending_chain(30, 1600, 16)
+    seen: list[tuple[int, int, bool]] = []
+    found = minimize_height(buffers, plan_greedy(buffers).offsets,
+                            deadline=time.perf_counter() + 60, links=links,
+                            progress=lambda h, f, p: seen.append((h, f, p)))
+    assert found.optimal and seen and seen[-1] == (found.height, found.height, True)
+    assert all(a[0] >= b[0] and a[1] <= b[1] for a, b in zip(seen, seen[1:]))
+    assert all(f <= h for h, f, _ in seen)
