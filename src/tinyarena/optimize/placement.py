@@ -55,6 +55,12 @@ EXACT_MAX_BUFFERS = 400
 (it rarely helps there within a short budget, and building it costs more than the
 heuristics)."""
 
+EXACT_FLOOR_S = 0.2
+"""With overlap links and at most ``EXACT_MAX_BUFFERS`` buffers, the exact search runs for at
+least this long even when the budget is spent (the budget's tolerance): on a loaded machine,
+start-up and the model's emulation can use up a one-second budget, and the optimizer's small
+linked problems are then proven in a few milliseconds to tens of milliseconds."""
+
 CANONICAL_MAX_BUFFERS = 5000
 """Above this many buffers the canonical branch and bound is not attempted: its sweep and
 per-node work grow with the buffer count, and heuristics are the better use of the budget."""
@@ -386,10 +392,14 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
     if not optimal and clock() < deadline:
         consider(_two_sided(arrays, bound, stop), "ping-pong")
     cp_sat = exact and links and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS and _has_ortools()
+    small_linked = bool(links) and len(arrays) <= EXACT_MAX_BUFFERS
     if not optimal and exact and not arrays.fixed.any() \
-            and len(arrays) <= CANONICAL_MAX_BUFFERS and clock() < deadline:
+            and len(arrays) <= CANONICAL_MAX_BUFFERS and (clock() < deadline or small_linked):
         # With OR-Tools as a second exact search, the in-house one leaves it half the time.
-        until = deadline if not cp_sat else clock() + 0.5 * (deadline - clock())
+        now = clock()
+        until = deadline if not cp_sat else now + 0.5 * (deadline - now)
+        if small_linked:
+            until = max(until, now + EXACT_FLOOR_S)
         report = None if progress is None else _reporter(progress, start, clock)
         minimized = minimize_height(buffers, best.tolist(), deadline=until, clock=clock,
                                     unit=_unit(arrays, links), links=links, progress=report)
@@ -456,5 +466,5 @@ def _cp_sat_notes(before: int, after: int, proven: bool) -> tuple[str, ...]:
     return ()
 
 
-__all__ = ["EXACT_MAX_BUFFERS", "Link", "SearchResult", "link_allowed", "link_overlap",
-           "linked_lower_bound", "search_plan"]
+__all__ = ["EXACT_FLOOR_S", "EXACT_MAX_BUFFERS", "Link", "SearchResult", "link_allowed",
+           "link_overlap", "linked_lower_bound", "search_plan"]
