@@ -55,7 +55,6 @@ _FOUND, _NOT_FOUND, _ABORTED, _TIMEOUT = range(4)
 _NEVER = np.iinfo(np.int64).max // 4  # "no unplaced buffer here" in floor minima
 
 
-
 @dataclass(frozen=True)
 class Link:
     """Buffer ``b`` may start at most ``max_delta`` bytes above buffer ``a`` and overlap it
