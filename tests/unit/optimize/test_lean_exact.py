@@ -175,3 +175,24 @@ def test_cp_sat_says_when_it_changes_the_result() -> None:
         alone = search_plan(buffers, links=links, time_budget_s=0.5)
     assert not alone.notes and not alone.method.startswith("exact:cp-sat")
     assert not alone.optimal or alone.head == 64
+
+
+def test_long_searches_show_progress_on_a_terminal(shared_models: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """From --time-budget 5 on, on a terminal, `optimize` writes where its exact search
+    stands to stderr (stdout keeps the JSON); with a short budget or no terminal, nothing."""
+    path = shared_models / "person_detect.tflite"
+    if not path.is_file():
+        pytest.skip("person_detect.tflite is not in ../shared/models")
+    args = ["optimize", str(path), "--kernel-set", "reference", "--json", "-o"]
+    with lean():
+        assert main(args + [str(tmp_path / "quiet.tflite")]) == 0
+        quiet = capsys.readouterr()
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+        assert main(args + [str(tmp_path / "loud.tflite"), "--time-budget", "5"]) == 0
+        loud = capsys.readouterr()
+    assert "optimize:" not in quiet.err
+    lines = [line for line in loud.err.splitlines() if line.startswith("optimize: ")]
+    assert lines and lines[-1].endswith("proven optimal")
+    assert json.loads(loud.out)["optimal"] is True
