@@ -193,7 +193,7 @@ def _run_optimize(args: argparse.Namespace) -> int:
     _refuse_overwrite(args.model, args.output, args.force)
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
                             time_budget_s=_budget_left(args), target=target,
-                            kernel_set=kernel_set)
+                            kernel_set=kernel_set, progress=_search_progress(args.time_budget))
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
     return _emit(args, data, f"{target_line(sized_on)}\n"
@@ -258,6 +258,20 @@ def batch_outputs(inputs: Sequence[str], outdir: str) -> list[tuple[str, str]]:
                             f"optimize them in separate runs")
         seen[output] = model
     return pairs
+
+
+LONG_SEARCH_S = 5.0
+"""From this --time-budget on, `optimize` reports its placement search's progress on stderr."""
+
+
+def _search_progress(budget: float) -> Callable[[str], None] | None:
+    """Progress lines on stderr for long searches on a terminal (stdout stays the result)."""
+    if budget < LONG_SEARCH_S or not sys.stderr.isatty():
+        return None
+
+    def show(line: str) -> None:
+        print(f"optimize: {line}", file=sys.stderr, flush=True)
+    return show
 
 
 def _refuse_overwrite(model: str, output: str, force: bool) -> None:
