@@ -75,7 +75,12 @@ def test_expf_fdlibm_special_values() -> None:
 @pytest.mark.parametrize("target,fma,libm", [
     ("host-x64", False, "glibc"), ("arm32-short-enums", False, "glibc"),
     ("cortex-m0", False, "newlib-fdlibm"), ("cortex-m3", False, "newlib-fdlibm"),
-    ("cortex-m4", True, "newlib"), ("cortex-m55", True, "newlib")])
+    ("cortex-m4+fp", True, "newlib"), ("cortex-m55", True, "newlib"),
+    # TFLM's soft-float TARGET_ARCHs (cortex_m_generic_makefile.inc: FLOAT=soft, or softfp
+    # without an FPU on cortex-m55+nofp): no FP instructions, so nothing is fused.
+    ("cortex-m4", False, "newlib-fdlibm"), ("cortex-m7", False, "newlib-fdlibm"),
+    ("cortex-m33+nodsp", False, "newlib-fdlibm"), ("cortex-m55+nofp", False, "newlib-fdlibm"),
+    ("cortex-m4+sfp", True, "newlib"), ("cortex-m7+fp", True, "newlib")])
 def test_targets_name_their_float_arithmetic(target: str, fma: bool, libm: str) -> None:
     profile = get_target(target)
     assert profile.float_fma is fma and profile.libm == libm
@@ -84,12 +89,12 @@ def test_targets_name_their_float_arithmetic(target: str, fma: bool, libm: str) 
 
 
 def _output_per_target(model: bytes, inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
-    """Output 0 on an FPU target (Cortex-M4), one without (Cortex-M3) and the host, after one
-    invoke per input in turn (variable tensors carry their state over)."""
+    """Output 0 on an FPU target (Cortex-M4, hard float), one without (Cortex-M3) and the host,
+    after one invoke per input in turn (variable tensors carry their state over)."""
     from tinyarena import Interpreter
 
     got = {}
-    for target in ("cortex-m4", "cortex-m3", "host-x64"):
+    for target in ("cortex-m4+fp", "cortex-m3", "host-x64"):
         ip = Interpreter(model, target=target)
         ip.allocate_tensors()
         for x in inputs:
@@ -102,9 +107,9 @@ def _output_per_target(model: bytes, inputs: list[np.ndarray]) -> dict[str, np.n
 def _assert_fused_only_with_fpu(got: dict[str, np.ndarray], want: np.ndarray) -> None:
     """The Cortex-M4 output is the fused reference bit for bit; the Cortex-M3 one is the
     host's (unfused), and the two targets do differ on this case."""
-    assert np.array_equal(got["cortex-m4"].view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(got["cortex-m4+fp"].view(np.uint32), want.view(np.uint32))
     assert np.array_equal(got["cortex-m3"], got["host-x64"])
-    assert not np.array_equal(got["cortex-m4"], got["cortex-m3"])
+    assert not np.array_equal(got["cortex-m4+fp"], got["cortex-m3"])
 
 
 def _fused_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, depthwise: bool

@@ -323,7 +323,7 @@ def test_default_optimized_models_give_the_cortex_m4_cmsis_nn_outputs(name: str)
     result = optimize_model(data, time_budget_s=0.3)
     assert result.safe_for == ("any",) and result.partial == ()
     assert all(rule == "view" for _, _, rule, _, _ in result.aliases)
-    assert matches(fig, run_device_input(result.model, "cortex-m4"))
+    assert matches(fig, run_device_input(result.model, "cortex-m4+fp"))
 
 
 def test_a_plan_unsafe_for_the_kernels_asked_for_is_never_handed_back() -> None:
