@@ -18,11 +18,13 @@ from typing import Any, Callable, Sequence
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_target_argument,
+    announce_default,
     error_object,
     oserror_message,
     plan_warnings,
     seconds_argument,
     size_argument,
+    target_defaulted,
     target_from_args,
     version_text,
 )
@@ -81,9 +83,11 @@ def _run_plan(args: argparse.Namespace) -> int:
         from tinyarena.report.svg import plan_svg
 
         Path(args.svg).write_text(plan_svg(explained, title=args.model), encoding="utf-8")
-    return _emit(args, plan_dict(layout, explained),
-                 render_plan(layout, title=args.model, ascii_picture=args.ascii,
-                             explanation=explained),
+    return _emit(args, {**plan_dict(layout, explained),
+                        "target_defaulted": target_defaulted(args)},
+                 announce_default(args, render_plan(layout, title=args.model,
+                                                    ascii_picture=args.ascii,
+                                                    explanation=explained)),
                  plan_warnings(args))
 
 

@@ -39,17 +39,29 @@ if TYPE_CHECKING:
     from tinyarena.arena.targets import TargetProfile
 
 
-def add_target_argument(p: argparse.ArgumentParser) -> None:
+DEFAULT_TARGET = "host-x64"
+DEFAULT_TARGET_WORDS = (f"{DEFAULT_TARGET} (default: the x86-64 pip wheel; for a device pass "
+                        f"--target)")
+"""What every header says instead of ``host-x64`` when no --target was given."""
+
+
+def add_target_argument(p: argparse.ArgumentParser, required: bool = False) -> None:
     """``--target`` and ``--kernels``, the same on every command that sizes, plans or runs for
     a TFLM build: the choices are the profiles and kernel sets ``tinyarena.arena.targets``
-    defines, so a new target is data. ``target_from_args`` turns them into one profile."""
+    defines, so a new target is data. ``target_from_args`` turns them into one profile.
+
+    The default stays None so that a command can tell "host-x64 by default" (which it says:
+    ``target_defaulted``) from "host-x64 asked for"; commands that write or gate firmware
+    (``required``) refuse to guess (``require_target``)."""
     from tinyarena.arena.targets import KERNEL_SETS, PROFILES
 
-    p.add_argument("--target", choices=tuple(PROFILES), default="host-x64",
-                   help="the TFLM build: struct layout, kernels and allocator (default "
-                        "host-x64, the pip wheel; cortex-m0 ... cortex-m85 for an Arm "
-                        "Cortex-M firmware built with arm-none-eabi-gcc; list: tinyarena "
-                        "targets)")
+    default = ("required: the device the firmware runs on" if required else
+               f"default {DEFAULT_TARGET}, the x86-64 pip wheel, not a device")
+    p.add_argument("--target", choices=tuple(PROFILES), default=None,
+                   help=f"the TFLM build: struct layout, float ABI, kernels and allocator "
+                        f"({default}; cortex-m0 ... cortex-m85 are TFLM's TARGET_ARCH names "
+                        f"for an Arm Cortex-M firmware built with arm-none-eabi-gcc, e.g. "
+                        f"cortex-m4 (soft-float) or cortex-m4+fp; list: tinyarena targets)")
     p.add_argument("--kernels", choices=KERNEL_SETS, default=None,
                    help="the kernels the firmware links (default: the target's own: "
                         "cmsis-nn on cortex-m*, reference elsewhere)")
@@ -222,8 +234,45 @@ def target_from_args(args: argparse.Namespace) -> TargetProfile:
     """The profile ``--target`` and ``--kernels`` name (host-x64 when no target is given)."""
     from tinyarena.arena.targets import get_target
 
-    return get_target(getattr(args, "target", None) or "host-x64",
+    return get_target(getattr(args, "target", None) or DEFAULT_TARGET,
                       getattr(args, "kernels", None))
+
+
+def target_name(args: argparse.Namespace) -> str:
+    """``--target``, or the default when none was given."""
+    return getattr(args, "target", None) or DEFAULT_TARGET
+
+
+def target_defaulted(args: argparse.Namespace) -> bool:
+    """No --target was given: the numbers are the host wheel's, which every output says."""
+    return getattr(args, "target", None) is None
+
+
+def announce_default(args: argparse.Namespace, text: str) -> str:
+    """``text`` with its first ``target host-x64`` spelled out as a default when it was one,
+    so that nobody copies the host's number into a firmware unawares."""
+    if not target_defaulted(args):
+        return text
+    return text.replace(f"target {DEFAULT_TARGET}", f"target {DEFAULT_TARGET_WORDS}", 1)
+
+
+def device_targets() -> list[str]:
+    """Every target that is a device build (all but the host wheel), for error messages."""
+    from tinyarena.arena.targets import PROFILES
+
+    return [name for name in PROFILES if name != DEFAULT_TARGET]
+
+
+def require_target(args: argparse.Namespace, command: str) -> int | None:
+    """Usage error (exit 2) when a firmware command got no --target: the host wheel's number
+    in a firmware is too small on real devices (issue 19), so it must be asked for by name."""
+    if not target_defaulted(args):
+        return None
+    report_error(args, "UsageError",
+                 f"{command} needs --target: the TFLM build the firmware runs, one of "
+                 f"{', '.join(device_targets())} (TFLM's TARGET_ARCH names; see tinyarena "
+                 f"targets), or {DEFAULT_TARGET} for the x86-64 pip wheel")
+    return 2
 
 
 def plan_warnings(args: argparse.Namespace) -> list[str]:
@@ -242,7 +291,14 @@ def plan_warnings(args: argparse.Namespace) -> list[str]:
 
 
 __all__ = [
+    "DEFAULT_TARGET",
+    "DEFAULT_TARGET_WORDS",
     "PROGRESS_MIN_ITEMS",
+    "announce_default",
+    "device_targets",
+    "require_target",
+    "target_defaulted",
+    "target_name",
     "add_batch_arguments",
     "add_target_argument",
     "csv_text",

@@ -21,6 +21,7 @@ from tinyarena.cli_common import (
     expand_models,
     is_single,
     oserror_message,
+    require_target,
     run_batch,
     size_argument,
     write_csv,
@@ -32,14 +33,15 @@ CSV_COLUMNS = ("model", "name", "header", "source", "target", "model_bytes", "mi
 
 
 def export_record(model: str, *, target: str, output: str, name: str | None,
-                  margin: int, kernels: str | None = None) -> dict[str, Any]:
+                  margin: int, kernels: str | None = None,
+                  force: bool = False) -> dict[str, Any]:
     """Export one model into ``output``; its result (or its error) as a JSON-ready dict."""
     from tinyarena.arena.targets import get_target
     from tinyarena.export import export_model
 
     try:
         sources = export_model(model, target=get_target(target, kernels), name=name,
-                               margin=margin)
+                               margin=margin, force=force)
         header, source = sources.write(output)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
@@ -49,6 +51,9 @@ def export_record(model: str, *, target: str, output: str, name: str | None,
 
 
 def run_export(args: argparse.Namespace) -> int:
+    missing = require_target(args, "export")
+    if missing is not None:
+        return missing
     models = expand_models(args.model)
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
@@ -63,7 +68,7 @@ def run_export(args: argparse.Namespace) -> int:
         return 1
     job = functools.partial(export_record, target=args.target,
                             kernels=getattr(args, "kernels", None), output=args.output,
-                            name=args.name, margin=args.margin)
+                            name=args.name, margin=args.margin, force=args.force)
     records = run_batch(job, models, args.jobs, desc="export")
     if args.csv:
         write_csv(args.csv, [_csv_row(r) for r in records], CSV_COLUMNS)
@@ -75,6 +80,9 @@ def run_export(args: argparse.Namespace) -> int:
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
             else:
+                for warning in r.get("warnings", ()):
+                    print(f"warning: {r['model']}: exported with --force: {warning}",
+                          file=sys.stderr)
                 print(f"{r['model']}: wrote {r['header']} and {r['source']}  "
                       f"(kTensorArenaSize {r['arena_size']:,} = min_arena {r['min_arena']:,} "
                       f"+ margin {r['margin']:,}; MicroMutableOpResolver<{r['op_count']}>; "
@@ -100,6 +108,7 @@ def _duplicate_names(models: list[str]) -> str | None:
 
 def _csv_row(record: dict[str, Any]) -> dict[str, Any]:
     row = dict(record)
+    row.pop("warnings", None)
     if "error" in row:
         row["error"] = row["error"]["message"]
     if "ops" in row:
@@ -117,7 +126,11 @@ def add_export_parser(sub: Any) -> None:
                     "tflite::MicroMutableOpResolver<kOpCount>. Everything lives in namespace "
                     "NAME. The output depends only on the model, target, name and margin.")
     add_batch_arguments(p)
-    add_target_argument(p)
+    add_target_argument(p, required=True)
+    p.add_argument("--force", action="store_true",
+                   help="export a model whose arena plan (from tinyarena optimize) is not "
+                        "proven for the target's kernels anyway; the header then carries a "
+                        "#warning, since the firmware's outputs can be wrong")
     p.add_argument("-o", "--output", default=".", metavar="DIR",
                    help="folder for the sources (made if missing; default: the current one)")
     p.add_argument("--name", default=None,

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from tinyarena.cli_common import target_from_args
+from tinyarena.cli_common import announce_default, target_defaulted, target_from_args
 from tinyarena.errors import PlanError
 
 
@@ -66,7 +66,9 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
              f"order]", *rows,
              f"used {shared.used} bytes (head {shared.head} + tail {shared.tail}), minimum "
              f"arena {shared.min_arena} bytes"])
-    print(json.dumps(data, indent=2) if args.json else text)
+    data["target_defaulted"] = target_defaulted(args)
+    header = announce_default(args, target_from_args(args).header())
+    print(json.dumps(data, indent=2) if args.json else f"{header}\n{text}")
     return 0
 
 

@@ -17,8 +17,11 @@ from tinyarena.cli_common import (
     error_object,
     expand_models,
     is_single,
+    announce_default,
     report_error,
     run_batch,
+    target_defaulted,
+    target_name,
     write_csv,
 )
 from tinyarena.errors import TinyArenaError
@@ -59,10 +62,12 @@ def run_size(args: argparse.Namespace) -> int:
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
-    job = functools.partial(size_record, target=args.target, arena_size=args.arena_size,
+    job = functools.partial(size_record, target=target_name(args), arena_size=args.arena_size,
                             kernels=getattr(args, "kernels", None))
-    records = run_batch(job, models, args.jobs, desc="size")
-    texts = [r.pop("text", None) for r in records]
+    records = [{**r, "target_defaulted": target_defaulted(args)} if "error" not in r else r
+               for r in run_batch(job, models, args.jobs, desc="size")]
+    texts = [None if t is None else announce_default(args, t)
+             for t in (r.pop("text", None) for r in records)]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"
         for warning in r.get("warnings", ()):
             print(f"warning: {r['model']}: {warning}", file=sys.stderr)

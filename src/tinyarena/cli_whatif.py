@@ -7,7 +7,13 @@ import argparse
 import json
 from typing import Any
 
-from tinyarena.cli_common import add_target_argument, positive_int_argument, target_from_args
+from tinyarena.cli_common import (
+    add_target_argument,
+    announce_default,
+    positive_int_argument,
+    target_defaulted,
+    target_from_args,
+)
 
 
 def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
@@ -55,9 +61,11 @@ def _run_whatif(args: argparse.Namespace) -> int:
     w = analyse_preallocation(model, target=profile, max_external=args.max_external,
                               layout=layout)
     if args.json:
-        print(json.dumps({"model": args.model, **w.to_dict()}, indent=2))
+        print(json.dumps({"model": args.model, **w.to_dict(),
+                          "target_defaulted": target_defaulted(args)}, indent=2))
     else:
         names = {t.index: t.name for t in model.subgraphs[0].tensors}
+        print(announce_default(args, profile.header(layout.allocator)))
         print(_render(w, args.model, names, planner_text(layout)))
     return 0
 
