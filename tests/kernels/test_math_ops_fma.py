@@ -16,7 +16,7 @@ from tinyarena.builder import ModelBuilder
 from tinyarena.interpreter import Interpreter
 from tinyarena.model import read_model
 
-TARGET = "cortex-m4"
+TARGET = "cortex-m4+fp"  # TFLM's hard-float M4: float sums are fused multiply-adds
 
 
 def _fmaf():
