@@ -230,7 +230,8 @@ def _cmd_optimize(sub: Any) -> None:
                         "for every kernel set)")
     p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
                    help="time for the placement search (default 1)")
-    add_target_argument(p)
+    add_target_argument(p, default_words="default: none, a plan searched on host-x64 and kept "
+                                          "only where it costs no build it is meant for")
     p.set_defaults(target=None)  # no target named: plan for every kernel set
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_optimize)

@@ -45,7 +45,8 @@ DEFAULT_TARGET_WORDS = (f"{DEFAULT_TARGET} (default: the x86-64 pip wheel; for a
 """What every header says instead of ``host-x64`` when no --target was given."""
 
 
-def add_target_argument(p: argparse.ArgumentParser, required: bool = False) -> None:
+def add_target_argument(p: argparse.ArgumentParser, required: bool = False,
+                        default_words: str | None = None) -> None:
     """``--target`` and ``--kernels``, the same on every command that sizes, plans or runs for
     a TFLM build: the choices are the profiles and kernel sets ``tinyarena.arena.targets``
     defines, so a new target is data. ``target_from_args`` turns them into one profile.
@@ -55,8 +56,8 @@ def add_target_argument(p: argparse.ArgumentParser, required: bool = False) -> N
     (``required``) refuse to guess (``require_target``)."""
     from tinyarena.arena.targets import KERNEL_SETS, PROFILES
 
-    default = ("required: the device the firmware runs on" if required else
-               f"default {DEFAULT_TARGET}, the x86-64 pip wheel, not a device")
+    default = default_words or ("required: the device the firmware runs on" if required else
+                                f"default {DEFAULT_TARGET}, the x86-64 pip wheel, not a device")
     p.add_argument("--target", choices=tuple(PROFILES), default=None,
                    help=f"the TFLM build: struct layout, float ABI, kernels and allocator "
                         f"({default}; cortex-m0 ... cortex-m85 are TFLM's TARGET_ARCH names "
