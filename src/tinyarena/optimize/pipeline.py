@@ -433,7 +433,7 @@ def meant_for(safe: Sequence[str]) -> tuple[TargetProfile, ...]:
 
     found: dict[tuple[Any, ...], TargetProfile] = {}
     for base in PROFILES.values():
-        for kernels in KERNEL_SETS:
+        for kernels in (None, *KERNEL_SETS):  # None: the target's own kernels
             try:
                 profile = base.with_kernel_set(kernels)
                 if PORTABLE not in safe and target_key(profile) not in safe:
