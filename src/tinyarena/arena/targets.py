@@ -42,8 +42,9 @@ class TargetProfile:
     ``float_fma``: the build contracts float ``a * b + c`` into one fused multiply-add (GCC's
     default with a hardware FPU, ``-mfloat-abi=hard``), which float kernels emulate.
     ``libm`` is the C library whose ``expf`` the float kernels call: "glibc" (the wheel's
-    host), "newlib" (Cortex-M with an FPU: the same double-based algorithm) or "newlib-fdlibm"
-    (no FPU: newlib's old fdlibm float code; see ``kernels._libm``).
+    host), "newlib" (Cortex-M with a double-precision FPU: the same double-based algorithm),
+    "newlib-fdlibm" (no FPU: newlib's old fdlibm float code; see ``kernels._libm``) or
+    "newlib-fdlibm-fma" (a single-precision FPU: that code with GCC's fused multiply-adds).
     ``float_build`` names the float ABI, FPU and DSP/MVE extensions of a Cortex-M build (empty
     elsewhere); ``note`` says how the name's meaning changed, for every output to repeat.
     """
@@ -389,7 +390,13 @@ class CortexBuild:
     What the compiler makes of each pair was measured with Debian's arm-none-eabi-gcc 12.2.1
     (``-dM -E``: ``__ARM_FP``, ``__ARM_FEATURE_FMA``, ``__ARM_FEATURE_DSP``,
     ``__ARM_FEATURE_MVE``, ``__SOFTFP__``), so the table is data, not a guess from the name.
-    ``was`` says what the same name meant in tinyarena before it followed TFLM's names."""
+    ``was`` says what the same name meant in tinyarena before it followed TFLM's names.
+    ``libm``: the expf of the newlib multilib the flags select (``-print-multi-directory``):
+    without an FPU and with a single-precision one (``v7e-m+fp``, ``v8-m.main+fp``) newlib
+    builds fdlibm's ef_exp.c, the latter with GCC's fused multiply-adds; with a
+    double-precision FPU (``v7e-m+dp``, ``v8-m.main+dp``) its double-based expf. Measured on
+    200,000 inputs in QEMU (mps2-an385/an386/an500): Cortex-M3 and soft-float M4 equal
+    ``newlib-fdlibm``, hard-float M4 ``newlib-fdlibm-fma``, hard-float M7 ``newlib``, bit for bit."""
 
     arch: str
     core: str
@@ -398,6 +405,7 @@ class CortexBuild:
     dsp: bool
     mve: str = ""
     was: str = ""
+    libm: str = "newlib-fdlibm"
 
     @property
     def isa(self) -> str:
@@ -417,6 +425,7 @@ class CortexBuild:
         return f"float ABI {self.float_abi}, {fpu}, {ext}"
 
 
+_SP, _DP = "newlib-fdlibm-fma", "newlib"  # expf with a single- / double-precision FPU
 _TFLM_CHANGED = ("before tinyarena followed TFLM's TARGET_ARCH names, {name} meant the "
                  "hard-float FPU build (now {name}+fp); sizes are the same, float outputs differ "
                  "(no fused multiply-add, newlib's fdlibm expf)")
@@ -426,17 +435,19 @@ CORTEX_M_BUILDS: tuple[CortexBuild, ...] = (
     CortexBuild("cortex-m3", "cortex-m3", "soft", "", False),
     CortexBuild("cortex-m4", "cortex-m4", "soft", "", True,
                 was=_TFLM_CHANGED.format(name="cortex-m4")),
-    CortexBuild("cortex-m4+fp", "cortex-m4", "hard", "FPv4-SP", True),
-    CortexBuild("cortex-m4+sfp", "cortex-m4", "softfp", "FPv4-SP", True),
+    CortexBuild("cortex-m4+fp", "cortex-m4", "hard", "FPv4-SP", True, libm=_SP),
+    CortexBuild("cortex-m4+sfp", "cortex-m4", "softfp", "FPv4-SP", True, libm=_SP),
     CortexBuild("cortex-m7", "cortex-m7", "soft", "", True,
                 was=_TFLM_CHANGED.format(name="cortex-m7")),
-    CortexBuild("cortex-m7+fp", "cortex-m7", "hard", "FPv5-D16", True),
-    CortexBuild("cortex-m33", "cortex-m33", "hard", "FPv5-SP", True),
+    CortexBuild("cortex-m7+fp", "cortex-m7", "hard", "FPv5-D16", True, libm=_DP),
+    CortexBuild("cortex-m33", "cortex-m33", "hard", "FPv5-SP", True, libm=_SP),
     CortexBuild("cortex-m33+nodsp", "cortex-m33", "soft", "", False),
-    CortexBuild("cortex-m55", "cortex-m55", "hard", "FPv5-D16 + MVE-F", True, "integer+float"),
+    CortexBuild("cortex-m55", "cortex-m55", "hard", "FPv5-D16 + MVE-F", True, "integer+float",
+                libm=_DP),
     CortexBuild("cortex-m55+nofp", "cortex-m55", "softfp", "", True, "integer"),
     CortexBuild("cortex-m55+nodsp+nofp", "cortex-m55", "softfp", "", False),
-    CortexBuild("cortex-m85", "cortex-m85", "hard", "FPv5-D16 + MVE-F", True, "integer+float"),
+    CortexBuild("cortex-m85", "cortex-m85", "hard", "FPv5-D16 + MVE-F", True, "integer+float",
+                libm=_DP),  # as cortex-m55 (GCC 12 has no -mcpu=cortex-m85 to measure)
 )
 """Every TARGET_ARCH the makefile accepts (cortex-m85 since TFLM added it there), in its order.
 TFLM forces FLOAT=softfp on every cortex-m55* (soft would disable MVE); without an FPU that is
@@ -453,7 +464,7 @@ def _cortex_profile(build: CortexBuild) -> TargetProfile:
         structs=MappingProxyType(_CORTEX_M), kernel_set="cmsis-nn", cmsis_nn_isa=build.isa,
         core=build.core, abi=_CORTEX_ABI, tflm_commit="90b983c2",
         kernels_optimized_for_speed=True, float_fma=build.hardware_float,
-        libm="newlib" if build.hardware_float else "newlib-fdlibm",
+        libm=build.libm,
         float_build=build.words(), note=build.was,
     )
 
