@@ -416,7 +416,8 @@ def expf_fdlibm(x: np.ndarray, fused: bool = False) -> np.ndarray:
     x = np.asarray(x, F)
     one, two = F(1), F(2)
 
-    def mad(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    def mad(a: np.ndarray | np.float32, b: np.ndarray | np.float32,
+            c: np.ndarray | np.float32) -> np.ndarray:
         if fused:
             from tinyarena.kernels._fma import fma32
 
@@ -461,8 +462,11 @@ LIBMS = ("glibc", "newlib", "newlib-fdlibm", "newlib-fdlibm-fma")
 
 def expf_for(libm: str) -> Callable[[np.ndarray], np.ndarray]:
     """std::exp(float) of a build's C library: glibc (the wheel's host: its FMA or SSE2 build,
-    as the host CPU picks), newlib with an FPU (the same double-based algorithm as glibc's,
-    double operations in software, so never fused) or newlib's fdlibm code (no FPU)."""
+    as the host CPU picks), newlib with a double-precision FPU (the same double-based
+    algorithm as glibc's, unfused), newlib's fdlibm code (no FPU) or that code as the
+    single-precision-FPU multilibs compile it, with fused multiply-adds ("newlib-fdlibm-fma").
+    Compiled kernels port the first three only (``native.libm.expf_mode_for``); the fused
+    fdlibm runs in numpy."""
     if libm == "newlib-fdlibm":
         return expf_fdlibm
     if libm == "newlib-fdlibm-fma":
