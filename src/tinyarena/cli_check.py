@@ -23,6 +23,7 @@ from tinyarena.cli_common import (
     report_error,
     require_target,
     run_batch,
+    target_from_args,
     write_csv,
 )
 from tinyarena.errors import TinyArenaError
@@ -94,6 +95,9 @@ def run_check(args: argparse.Namespace) -> int:
         else:
             print(f"OVER   {r['model']}: {r['min_arena']:,} bytes, {r['over_by']:,} over the "
                   f"{args.budget:,}-byte budget")
+    note = target_from_args(args).note
+    if note:
+        print(f"note: target {args.target}: {note}")
     print(f"{len(records)} model(s) on {args.target} (kernels {build[0]}, TFLM {build[1]}): "
           f"{len(records) - over - errors} fit, {over} over budget, {errors} could not be sized")
     return status

@@ -257,6 +257,14 @@ def announce_default(args: argparse.Namespace, text: str) -> str:
     return text.replace(f"target {DEFAULT_TARGET}", f"target {DEFAULT_TARGET_WORDS}", 1)
 
 
+def target_lines(args: argparse.Namespace, allocator: str | None = None) -> str:
+    """The target header of a command's text output, with the default said and the note of a
+    name whose meaning changed (``cortex-m4`` is now TFLM's soft-float build)."""
+    profile = target_from_args(args)
+    note = f"\nnote: target {profile.name}: {profile.note}" if profile.note else ""
+    return announce_default(args, profile.header(allocator)) + note
+
+
 def device_targets() -> list[str]:
     """Every target that is a device build (all but the host wheel), for error messages."""
     from tinyarena.arena.targets import PROFILES
@@ -299,6 +307,7 @@ __all__ = [
     "device_targets",
     "require_target",
     "target_defaulted",
+    "target_lines",
     "target_name",
     "add_batch_arguments",
     "add_target_argument",

@@ -24,6 +24,7 @@ from tinyarena.cli_common import (
     require_target,
     run_batch,
     size_argument,
+    target_from_args,
     write_csv,
 )
 from tinyarena.errors import TinyArenaError
@@ -76,6 +77,9 @@ def run_export(args: argparse.Namespace) -> int:
         print(json.dumps(records[0] if is_single(args.model) else records,
                          indent=2))
     else:
+        note = target_from_args(args).note
+        if note:
+            print(f"note: target {args.target}: {note}")
         for r in records:
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from tinyarena.cli_common import announce_default, target_defaulted, target_from_args
+from tinyarena.cli_common import target_defaulted, target_from_args, target_lines
 from tinyarena.errors import PlanError
 
 
@@ -67,7 +67,7 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
              f"used {shared.used} bytes (head {shared.head} + tail {shared.tail}), minimum "
              f"arena {shared.min_arena} bytes"])
     data["target_defaulted"] = target_defaulted(args)
-    header = announce_default(args, target_from_args(args).header())
+    header = target_lines(args)
     print(json.dumps(data, indent=2) if args.json else f"{header}\n{text}")
     return 0
 

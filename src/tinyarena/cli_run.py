@@ -16,11 +16,11 @@ import numpy as np
 
 from tinyarena.cli_common import (
     add_target_argument,
-    announce_default,
     positive_int_argument,
     positive_size_argument,
     target_defaulted,
     target_from_args,
+    target_lines,
 )
 
 
@@ -121,7 +121,7 @@ def run_command(args: argparse.Namespace) -> int:
         }
         print(json.dumps(_json_safe(data), indent=2, allow_nan=False))
         return 0
-    print(announce_default(args, target_from_args(args).header()))
+    print(target_lines(args))
     print(f"{args.model}  input: {source}")
     for i, (d, v) in enumerate(zip(out_details, outputs)):
         print(f"output {i} {d['name']!r} {v.dtype.name}{list(v.shape)}:")

@@ -9,10 +9,10 @@ from typing import Any
 
 from tinyarena.cli_common import (
     add_target_argument,
-    announce_default,
     positive_int_argument,
     target_defaulted,
     target_from_args,
+    target_lines,
 )
 
 
@@ -65,7 +65,7 @@ def _run_whatif(args: argparse.Namespace) -> int:
                           "target_defaulted": target_defaulted(args)}, indent=2))
     else:
         names = {t.index: t.name for t in model.subgraphs[0].tensors}
-        print(announce_default(args, profile.header(layout.allocator)))
+        print(target_lines(args, layout.allocator))
         print(_render(w, args.model, names, planner_text(layout)))
     return 0
 
