@@ -155,3 +155,32 @@ def test_optimize_without_target_never_costs_on_a_build_it_is_meant_for(seed: in
     # Named, the device's own numbers give a plan that saves there, or none.
     m55 = optimize_model(data, time_budget_s=0.3, target="cortex-m55")
     assert m55.after.min_arena <= allocate_model(original, target="cortex-m55").min_arena
+
+
+def test_a_costly_plan_falls_back_to_the_new_order_alone(monkeypatch) -> None:
+    """When the pinned plan costs on some build, optimize keeps the operator order alone if that
+    needs no more arena on any build (checked with the real allocator), and pins nothing."""
+    from optimize_models import reorder_model
+    from tinyarena.model.metadata import offline_offsets
+    from tinyarena.optimize import pipeline
+
+    data = reorder_model()
+    real = pipeline.costlier_somewhere
+    calls: list[int] = []
+
+    def pinned_plan_costs(original, optimized, safe):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 1:  # the pinned plan: pretend a build pays for it
+            return (("cortex-m55 (cmsis-nn)", 1, 2),)
+        return real(original, optimized, safe)
+
+    monkeypatch.setattr(pipeline, "costlier_somewhere", pinned_plan_costs)
+    result = optimize_model(data, time_budget_s=0.3)
+    assert len(calls) == 2 and result.changed and result.reordered
+    assert any("kept: the new operator order alone" in n for n in result.notes)
+    optimized, original = read_model(result.model), read_model(data)
+    assert offline_offsets(optimized) is None and result.safe_for == ("any",)
+    for build in meant_for(("any",)):
+        assert (allocate_model(optimized, target=build).min_arena
+                <= allocate_model(original, target=build).min_arena), build.name
+    assert result.after.min_arena < result.before.min_arena
