@@ -28,10 +28,12 @@ CSV_COLUMNS = ("model", "target", "allocator", "planner", "head", "tail", "total
 
 
 def size_record(model: str, *, target: str, arena_size: int | None,
-                kernels: str | None = None) -> dict[str, Any]:
+                kernels: str | None = None, separate_variables: bool = False,
+                max_resource_variables: int | None = None) -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
-    that ``optimize`` proved safe only for other kernels than this target's."""
+    that ``optimize`` proved safe only for other kernels than this target's.
+    ``separate_variables``: MicroResourceVariables in a second arena (``variables_arena``)."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
@@ -41,7 +43,9 @@ def size_record(model: str, *, target: str, arena_size: int | None,
     try:
         profile = get_target(target, kernels)
         parsed = read_model(model)
-        layout = allocate_model(parsed, target=profile, arena_size=arena_size)
+        layout = allocate_model(parsed, target=profile, arena_size=arena_size,
+                                separate_variables=separate_variables,
+                                max_resource_variables=max_resource_variables)
         explained = explain_arena(parsed, layout)
         warnings: list[str] = []
         if plan_safety(parsed) is not None:  # only a plan tinyarena optimize pinned
@@ -60,7 +64,10 @@ def run_size(args: argparse.Namespace) -> int:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
     job = functools.partial(size_record, target=args.target, arena_size=args.arena_size,
-                            kernels=getattr(args, "kernels", None))
+                            kernels=getattr(args, "kernels", None),
+                            separate_variables=getattr(args, "separate_variables", False),
+                            max_resource_variables=getattr(args, "max_resource_variables",
+                                                           None))
     records = run_batch(job, models, args.jobs, desc="size")
     texts = [r.pop("text", None) for r in records]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"

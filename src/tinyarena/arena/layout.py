@@ -50,6 +50,24 @@ class TailAllocation:
 
 
 @dataclass(frozen=True)
+class VariablesArena:
+    """The second arena that holds ``MicroResourceVariables`` when a firmware creates it over
+    its own MicroAllocator (ESPHome's micro_wake_word): ``used`` bytes taken from it, ``min``
+    the smallest 16-byte multiple that holds them, for a table of ``max_resource_variables``
+    entries. ``allocations`` in order, addresses in an arena of ``min`` bytes."""
+
+    max_resource_variables: int
+    used: int
+    min: int
+    allocations: tuple[TailAllocation, ...] = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "min": self.min,
+                "max_resource_variables": self.max_resource_variables,
+                "allocations": [t.to_dict() for t in self.allocations]}
+
+
+@dataclass(frozen=True)
 class ArenaLayout:
     """The arena after TFLM's AllocateTensors for one model, target and arena size.
 
@@ -96,6 +114,8 @@ class ArenaLayout:
     kernel_set: str = "reference"  # the kernels whose allocations the layout holds
     tflm_checked_min_arena: int = 0
     min_arena_note: str = ""
+    # MicroResourceVariables in a second arena (ESPHome's layout); None: in this one, or none
+    variables_arena: VariablesArena | None = None
 
     @property
     def arena_used_bytes(self) -> int:
@@ -126,7 +146,9 @@ class ArenaLayout:
             ],
             "scratch_offsets": list(self.scratch_offsets),
             "tail_allocations": [t.to_dict() for t in self.tail_allocations],
+            **({} if self.variables_arena is None
+               else {"variables_arena": self.variables_arena.to_dict()}),
         }
 
 
-__all__ = ["ArenaLayout", "PlannedBuffer", "TailAllocation"]
+__all__ = ["ArenaLayout", "PlannedBuffer", "TailAllocation", "VariablesArena"]

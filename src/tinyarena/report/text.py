@@ -47,6 +47,7 @@ def render_size(layout: ArenaLayout, title: str = "",
         lines.extend(textwrap.wrap(f"({layout.min_arena_note})", width=96,
                                    initial_indent=" " * 16, subsequent_indent=" " * 17))
     lines.extend(_declare(layout))
+    lines.extend(_variables_arena(layout))
     if explanation is not None:
         lines.append(f"head: {explanation.peak_text()}")
         lines.append(f"head: {explanation.bound_text()}")
@@ -77,6 +78,21 @@ def _declare(layout: ArenaLayout) -> list[str]:
             f"{pad}{why};",
             f"{pad}alignas(16): TFLM aligns the arena's start up to 16, so a less aligned "
             f"buffer of this size fails"]
+
+
+def _variables_arena(layout: ArenaLayout) -> list[str]:
+    """ESPHome's layout: MicroResourceVariables over a second arena's MicroAllocator."""
+    v = layout.variables_arena
+    if v is None:
+        return []
+    pad = " " * 16
+    return [f"variables arena {_n(v.used):>12} bytes  (minimum {_n(v.min)}: MicroAllocator "
+            f"objects + MicroResourceVariables for {_n(v.max_resource_variables)} variables)",
+            f"declare         alignas(16) uint8_t variables_arena[{v.min}];",
+            f"{pad}MicroAllocator::Create(variables_arena, {v.min}) then "
+            f"MicroResourceVariables::Create(allocator, {v.max_resource_variables});",
+            f"{pad}the tensor arena above holds everything else, the variables' buffers "
+            f"included"]
 
 
 def render_tail_by_operator(explanation: ArenaExplanation) -> list[str]:
