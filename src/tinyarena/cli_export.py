@@ -16,6 +16,7 @@ from typing import Any
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_target_argument,
+    add_variables_arguments,
     error_object,
     report_error,
     expand_models,
@@ -32,14 +33,16 @@ CSV_COLUMNS = ("model", "name", "header", "source", "target", "model_bytes", "mi
 
 
 def export_record(model: str, *, target: str, output: str, name: str | None,
-                  margin: int, kernels: str | None = None) -> dict[str, Any]:
+                  margin: int, kernels: str | None = None, separate_variables: bool = False,
+                  max_resource_variables: int | None = None) -> dict[str, Any]:
     """Export one model into ``output``; its result (or its error) as a JSON-ready dict."""
     from tinyarena.arena.targets import get_target
     from tinyarena.export import export_model
 
     try:
         sources = export_model(model, target=get_target(target, kernels), name=name,
-                               margin=margin)
+                               margin=margin, separate_variables=separate_variables,
+                               max_resource_variables=max_resource_variables)
         header, source = sources.write(output)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
@@ -63,7 +66,9 @@ def run_export(args: argparse.Namespace) -> int:
         return 1
     job = functools.partial(export_record, target=args.target,
                             kernels=getattr(args, "kernels", None), output=args.output,
-                            name=args.name, margin=args.margin)
+                            name=args.name, margin=args.margin,
+                            separate_variables=args.separate_variables,
+                            max_resource_variables=args.max_resource_variables)
     records = run_batch(job, models, args.jobs, desc="export")
     if args.csv:
         write_csv(args.csv, [_csv_row(r) for r in records], CSV_COLUMNS)
@@ -75,10 +80,14 @@ def run_export(args: argparse.Namespace) -> int:
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
             else:
+                variables = (f"; kNumResourceVariables {r['resource_variables']}, "
+                             f"CreateInterpreter()" if r["resource_variables"] else "")
+                if "variables_arena_size" in r:
+                    variables += f", kVariablesArenaSize {r['variables_arena_size']:,}"
                 print(f"{r['model']}: wrote {r['header']} and {r['source']}  "
                       f"(kTensorArenaSize {r['arena_size']:,} = min_arena {r['min_arena']:,} "
-                      f"+ margin {r['margin']:,}; MicroMutableOpResolver<{r['op_count']}>; "
-                      f"target {r['target']})")
+                      f"+ margin {r['margin']:,}; MicroMutableOpResolver<{r['op_count']}>"
+                      f"{variables}; target {r['target']})")
     return 1 if any("error" in r for r in records) else 0
 
 
@@ -114,7 +123,9 @@ def add_export_parser(sub: Any) -> None:
                     "const unsigned char array g_model (with g_model_len), kTensorArenaSize "
                     "(the minimum working arena for --target, plus --margin) and "
                     "RegisterOps(), which adds exactly the model's operators to a "
-                    "tflite::MicroMutableOpResolver<kOpCount>. Everything lives in namespace "
+                    "tflite::MicroMutableOpResolver<kOpCount>. A model with resource variables "
+                    "(VAR_HANDLE) also gets kNumResourceVariables and CreateInterpreter(), "
+                    "the construction TFLM needs for them. Everything lives in namespace "
                     "NAME. The output depends only on the model, target, name and margin.")
     add_batch_arguments(p)
     add_target_argument(p)
@@ -125,6 +136,7 @@ def add_export_parser(sub: Any) -> None:
     p.add_argument("--margin", type=size_argument, default=0, metavar="BYTES",
                    help="bytes added to the minimum arena (96, 1K, 0x400; default 0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_variables_arguments(p)
     p.set_defaults(handler=run_export)
 
 

@@ -485,6 +485,12 @@ def _shared_names(model: Model) -> list[tuple[str, str]]:
     ]
 
 
+def resource_variable_count(model: Model) -> int:
+    """Distinct resource variables the model's VAR_HANDLE ops name: the smallest count
+    ``MicroResourceVariables::Create`` accepts for it (0: it needs none)."""
+    return len({shared for _, shared in _shared_names(model)})
+
+
 def _create_resource_variables(run: _Run, variables: _Variables | None) -> None:
     """MicroResourceVariables::Create, sized as the wheel sizes it (distinct shared names)
     unless ``variables`` gives the count; nothing in this arena when it lives in another."""
@@ -834,4 +840,5 @@ class _KernelContext:
                               f"(TFLM's micro_context.h lifecycle)")
 
 
-__all__ = ["allocate_model", "check_preallocated", "variables_arena"]
+__all__ = ["allocate_model", "check_preallocated", "resource_variable_count",
+           "variables_arena"]
