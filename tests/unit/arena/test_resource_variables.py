@@ -130,3 +130,24 @@ def test_variables_usage_errors_exit_2(wake_word_file: Path, capsys) -> None:
     assert main(["size", str(wake_word_file), "--max-resource-variables", "1", "--json"]) == 1
     error = json.loads(capsys.readouterr().out)["error"]
     assert "Maximum resource variable count (1)" in error["message"]
+
+
+@pytest.mark.oracle
+def test_separate_tensor_arena_is_the_wheels_minus_the_object_and_table() -> None:
+    """The wheel creates MicroResourceVariables in its one arena (it has no second one): its
+    recording shows the object (sizeof 16 on x64) and the table (40 per variable) as two
+    "Persistent buffer data" allocations. The separate layout's tensor arena records the same
+    head and categories minus exactly those two requests."""
+    from tflm_oracle import tflm_allocations
+
+    data = wake_word()
+    n = resource_variable_count(read_model(data))
+    wheel = tflm_allocations(data)
+    ours = allocate_model(read_model(data), separate_variables=True)  # host-x64, as the wheel
+    assert ours.head == wheel.head
+    got = {k: (v.used, v.requested, v.count) for k, v in ours.categories.items()}
+    persistent = "Persistent buffer data"
+    used, requested, count = wheel.categories[persistent]
+    assert got[persistent][1:] == (requested - 16 - 40 * n, count - 2)
+    assert {k: v for k, v in got.items() if k != persistent} == {
+        k: v for k, v in wheel.categories.items() if k != persistent}
