@@ -4,7 +4,7 @@ host: ``resource_variables_tflm_host.json`` (how it was measured: its ``provenan
 
 Every figure must match: arena_used_bytes and the minimum (which fails 16 bytes below) of the
 one arena, and of both arenas in ESPHome's layout, for the model's own variable count and for
-ESPHome's 20.
+ESPHome's 20 (the ILP32 build, tinyarena's arm32 layout; the x64 build: the variables arena).
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from tinyarena.model import read_model
 DATA: dict[str, Any] = json.loads(
     (Path(__file__).with_name("resource_variables_tflm_host.json")).read_text())
 TARGETS = {"ilp32": "arm32", "x64": "host-x64"}  # the build's struct layout in tinyarena
+# host-x64 is the wheel: compression on, so its kernels' OpData differ from the x64 build's
+# (compression off); only that build's variables arena (no kernel data in it) is comparable.
+VARIABLES_ONLY = {"x64"}
 MODELS: dict[str, Callable[[], bytes]] = {
     "wake_word": wake_word,
     "wake_word_seed3": lambda: wake_word(seed=3),
@@ -46,6 +49,14 @@ def test_both_layouts_match_tflm(build: str, name: str, key: str) -> None:
     count = int(key.removeprefix("count_"))
     measured = record[key]
     target = TARGETS[build]
+    if build in VARIABLES_ONLY:
+        v = allocate_model(model, target=target, allocator="production",
+                           max_resource_variables=count, separate_variables=True).variables_arena
+        sep = measured["separate"]
+        assert v is not None and (v.used, v.min) == (sep["variables_used_bytes"],
+                                                      sep["variables_min_arena"])
+        assert sep["variables_at_min_minus_16"] != "ok"
+        return
     same = allocate_model(model, target=target, allocator="production",
                           max_resource_variables=count)
     assert (same.total, same.min_arena) == (measured["same_arena"]["arena_used_bytes"],
