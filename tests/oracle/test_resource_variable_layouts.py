@@ -71,6 +71,8 @@ def test_both_layouts_match_tflm(build: str, name: str, key: str) -> None:
                                            sep["tensor_min_arena"], sep["variables_used_bytes"],
                                            sep["variables_min_arena"])
     assert "ok" not in (sep["tensor_at_min_minus_16"], sep["variables_at_min_minus_16"])
+    offsets = sep["variables_min_arena_by_start_offset"]
+    assert apart.variables_arena.min_4_aligned == max(offsets.values())
 
 
 def test_every_build_and_count_was_measured() -> None:

@@ -200,9 +200,22 @@ def variables_arena(target: str | TargetProfile, count: int) -> VariablesArena:
     ``MicroAllocator::AllocatePersistentBuffer`` (16-aligned, micro_resource_variable.cc).
     Nothing else ever comes from it. All from the tail of a 16-aligned buffer, so the bytes
     used are the same for any size that fits, and the minimum is that rounded up to 16 (below
-    it TFLM does not fail cleanly: Create does not check its allocations)."""
+    it TFLM does not fail cleanly: Create does not check its allocations). ``min_4_aligned``:
+    the minimum (a multiple of 16) for a buffer only 4-byte aligned, as from a heap: Create
+    aligns its start up to 16, and the 16-aligned allocations pad by the end's remainder."""
     profile = get_target(target)
-    alloc = BufferAllocator(_BIG_ARENA)
+    steps, used = _variables_allocations(profile, count, _BIG_ARENA)
+    shift = _BIG_ARENA - align_up(used, ARENA_ALIGNMENT)  # addresses in a minimum-size arena
+    steps = [dataclasses.replace(s, address=s.address - shift) for s in steps]
+    worst = max(align_up(_variables_allocations(profile, count, _BIG_ARENA + start)[1]
+                         + ARENA_ALIGNMENT - start, ARENA_ALIGNMENT) for start in (4, 8, 12))
+    return VariablesArena(count, used, align_up(used, ARENA_ALIGNMENT), tuple(steps), worst)
+
+
+def _variables_allocations(profile: TargetProfile, count: int, arena_end: int
+                           ) -> tuple[list[TailAllocation], int]:
+    """The variables arena's tail allocations, from an arena ending at ``arena_end``."""
+    alloc = BufferAllocator(arena_end)
     steps = []
     objects = [(name, profile.sizeof(name), profile.alignof(name))
                for name in ("SingleArenaBufferAllocator", "GreedyMemoryPlanner",
@@ -215,10 +228,7 @@ def variables_arena(target: str | TargetProfile, count: int) -> VariablesArena:
         before = alloc.tail
         address = alloc.allocate_persistent(size, alignment)
         steps.append(TailAllocation(label, size, alignment, before - address, address, None))
-    used = alloc.tail_used
-    shift = _BIG_ARENA - align_up(used, ARENA_ALIGNMENT)  # addresses in a minimum-size arena
-    steps = [dataclasses.replace(s, address=s.address - shift) for s in steps]
-    return VariablesArena(count, used, align_up(used, ARENA_ALIGNMENT), tuple(steps))
+    return steps, alloc.tail_used
 
 
 def _min_arena_note(min_arena: int, checked: int, big: _Run) -> str:

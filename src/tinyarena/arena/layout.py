@@ -54,16 +54,21 @@ class VariablesArena:
     """The second arena that holds ``MicroResourceVariables`` when a firmware creates it over
     its own MicroAllocator (ESPHome's micro_wake_word): ``used`` bytes taken from it, ``min``
     the smallest 16-byte multiple that holds them, for a table of ``max_resource_variables``
-    entries. ``allocations`` in order, addresses in an arena of ``min`` bytes."""
+    entries, in a 16-byte aligned buffer (``min_4_aligned``: in one only 4-byte aligned, as a
+    heap block may be). ``allocations`` in order, addresses in an arena of ``min`` bytes."""
 
     max_resource_variables: int
     used: int
     min: int
     allocations: tuple[TailAllocation, ...] = field(repr=False)
+    min_4_aligned: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"used": self.used, "min": self.min,
                 "max_resource_variables": self.max_resource_variables,
+                "min_4_aligned": self.min_4_aligned,
+                "note": f"min assumes a 16-byte aligned buffer; one only 4-byte aligned (a "
+                        f"heap block) needs {self.min_4_aligned}",
                 "allocations": [t.to_dict() for t in self.allocations]}
 
 

@@ -90,7 +90,8 @@ def _variables_arena(layout: ArenaLayout) -> list[str]:
             f"objects + MicroResourceVariables for {_n(v.max_resource_variables)} variables)",
             f"declare         alignas(16) uint8_t variables_arena[{v.min}];",
             f"{pad}MicroAllocator::Create(variables_arena, {v.min}) then "
-            f"MicroResourceVariables::Create(allocator, {v.max_resource_variables});",
+            f"MicroResourceVariables::Create(allocator, {v.max_resource_variables}); "
+            f"a buffer only 4-byte aligned (a heap block) needs {_n(v.min_4_aligned)};",
             f"{pad}the tensor arena above holds everything else, the variables' buffers "
             f"included"]
 
