@@ -116,9 +116,10 @@ def test_size_separate_variables_json_and_text(wake_word_file: Path, capsys) -> 
                             separate_variables=True, max_resource_variables=20)
     assert (record["total"], record["min_arena"]) == (layout.total, layout.min_arena)
     assert main(args) == 0
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())  # wrapped lines joined
     assert f"uint8_t variables_arena[{expected.min}]" in text
     assert "MicroResourceVariables::Create(allocator, 20)" in text
+    assert f"4-byte aligned (a heap block) needs {expected.min_4_aligned}" in text
 
 
 def test_variables_usage_errors_exit_2(wake_word_file: Path, capsys) -> None:
