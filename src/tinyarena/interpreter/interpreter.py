@@ -456,6 +456,11 @@ class Interpreter:
         registrations = self._resolver.resolve_model(self._model)
         for sg, regs in zip(self._model.subgraphs, registrations):
             for op, reg in zip(sg.operators, regs):
+                if reg.eval is None and reg.eval_refusal:
+                    raise UnsupportedOpError(
+                        f"{op.name} (operator {op.index} of subgraph {sg.index}) "
+                        f"{reg.eval_refusal}", op_name=op.name, op_index=op.index,
+                        subgraph_index=sg.index)
                 if reg.eval is None:
                     raise UnsupportedOpError(
                         f"{op.name} (operator {op.index} of subgraph {sg.index}) has no eval "

@@ -61,6 +61,12 @@ class Target(Protocol):
         ...
 
     @property
+    def core(self) -> str | None:
+        """The Cortex-M core of a device build (``"cortex-m55"``); None for the host wheel and
+        the generic ABI profiles."""
+        ...
+
+    @property
     def kernels_optimized_for_speed(self) -> bool: ...
 
     @property
@@ -214,3 +220,5 @@ class Registration:
     # that keep state between invokes outside variable tensors (the signal library's rings)
     reset: ResetFn | None = None
     bind: BindFn | None = None  # optional: eval pre-bound to its views (see the module doc)
+    # why no host eval can exist (an NPU op), said by `run` instead of "not ported yet"
+    eval_refusal: str = ""
