@@ -153,10 +153,21 @@ def fast_scratch(model: Model) -> FastScratch | None:
     return None
 
 
+def vela_scratch_bytes(model: Model) -> int | None:
+    """Bytes of the model's Vela scratch tensor (the first ethos-u operator's input 2), or
+    None for a model without the ethos-u operator."""
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.name == CUSTOM_CODE and len(op.inputs) > SCRATCH and op.inputs[SCRATCH] >= 0:
+                return sg.tensors[op.inputs[SCRATCH]].element_count
+    return None
+
+
 def has_ethos_u(model: Model) -> bool:
     """Whether any operator of the model is Vela's ethos-u operator."""
     return any(op.name == CUSTOM_CODE for sg in model.subgraphs for op in sg.operators)
 
 
 __all__ = ["CUSTOM_CODE", "EthosUData", "FastScratch", "NPU_EVAL_REFUSAL", "REGISTRATION",
-           "ROLE_NAMES", "device_build", "fast_scratch", "has_ethos_u", "vela_roles"]
+           "ROLE_NAMES", "device_build", "fast_scratch", "has_ethos_u", "vela_roles",
+           "vela_scratch_bytes"]
