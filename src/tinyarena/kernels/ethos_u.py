@@ -46,6 +46,8 @@ ROLE_NAMES: Mapping[str, str] = MappingProxyType({
     "fast_scratch": "Ethos-U fast scratch",
     "scratch+fast_scratch": "Ethos-U scratch and fast scratch (one tensor: the NPU's working "
                             "memory, every intermediate feature map)",
+    "base_addresses": "ethos-u kernel: the driver's base addresses (uint64_t per tensor)",
+    "base_address_sizes": "ethos-u kernel: the base addresses' sizes (size_t per tensor)",
 })
 
 NPU_EVAL_REFUSAL = (

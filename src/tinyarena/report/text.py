@@ -115,7 +115,8 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
                  f"{'dtype':<7} {'size':>10} {'offset':>10} {'first':>5} {'last':>5}  ops")
     for info in e.buffers:
         mark = "*" if info.position in peak else " "
-        flag = "  (offline)" if info.offline else ""
+        flag = ("  (offline)" if info.offline else "") + (f"  [{info.role}]" if info.role
+                                                            else "")
         lines.append(f"{mark} {info.position:>4} {info.kind:<7} {info.index:>5} "
                      f"{_clip(info.name, NAME_WIDTH):<{NAME_WIDTH}} "
                      f"{_clip(info.shape_text(), 16):<16} {info.dtype:<7} {_n(info.size):>10} "
@@ -123,6 +124,10 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
                      f"{info.ops_text()}{flag}")
     if peak:
         lines.append("* live at the peak step")
+    if e.npu_lines:
+        lines.append("")
+        lines.append("Arm Ethos-U (Vela) buffers in the arena:")
+        lines.extend(f"  {line}" for line in e.npu_lines)
     shared = e.rules.shared
     if shared:
         lines.append("")
