@@ -20,6 +20,7 @@ runs them through an emulating context.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import os
 from contextlib import contextmanager
@@ -87,6 +88,7 @@ def allocate_model(
     allow_tinyarena_kernels: bool = False,
     preallocated: Iterable[Any] = (),
     kernel_set: str | None = None,
+    alt_decompression_memory: int = 0,
 ) -> ArenaLayout:
     """Emulate TFLM's AllocateTensors for ``model`` and return the resulting arena layout.
 
@@ -103,6 +105,9 @@ def allocate_model(
     (the RFC's ``RegisterPreallocatedTensor``): they are not planned (nor, for variables,
     allocated in the tail), exactly as TFLM skips tensors whose data is already set.
     ``kernel_set`` ("reference" or "cmsis-nn") overrides the target's default kernel set.
+    ``alt_decompression_memory`` is the size of TFLM's alternate decompression memory (the
+    wheel's ``alt_decompression_memory_size``; 0: none): TFLM_DECODE outputs that fit go
+    there instead of the arena (``layout.alt_decompression_offsets``).
     """
     model = read_model(model)  # a path or bytes is read; a Model passes through
     profile = get_target(target, kernel_set)
@@ -117,8 +122,10 @@ def allocate_model(
     if not allow_tinyarena_kernels:
         _refuse_tinyarena_only_kernels(model, res)
     pre = check_preallocated(model, preallocated)
+    alt = _check_alt_memory(alt_decompression_memory)
+    run = functools.partial(_run, preallocated=pre, alt_memory=alt)
 
-    big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre)
+    big = run(model, profile, path, planner, res, _BIG_ARENA)
     checked = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
     # The number to declare: TFLM's own checks pass from ``checked``, but a kernel that
     # allocates persistent memory in Prepare while holding temp tensors only checks against
@@ -135,13 +142,13 @@ def allocate_model(
             raise ArenaTooSmallError(f"arena size {arena_size} is negative", arena_size=arena_size,
                                      needed=min_arena, missing=min_arena - arena_size)
         try:
-            final = _run(model, profile, path, planner, res, arena_size, preallocated=pre)
+            final = run(model, profile, path, planner, res, arena_size)
         except ArenaTooSmallError as exc:
             # The minimum in 16-byte steps, as ``size`` reports it; an arena at least that big
             # can still fail when its end is not a multiple of 16 (more tail padding): then the
             # smallest working arena with the same remainder mod 16.
             needed = (min_arena if arena_size < min_arena else _needed_with_end(
-                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT, pre))
+                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT, pre, alt))
             raise ArenaTooSmallError(
                 f"arena of {arena_size} bytes is too small for this model on {profile.name}: "
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
@@ -185,13 +192,22 @@ def _relocated(run: _Run, arena_size: int) -> _Run:
     return run
 
 
+def _check_alt_memory(nbytes: int) -> int:
+    """The alternate decompression memory's size as a whole number of bytes >= 0."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise PlanError(f"alternate decompression memory must be a whole number of bytes >= 0, "
+                        f"got {nbytes!r}")
+    return nbytes
+
+
 def _needed_with_end(model: Model, profile: TargetProfile, path: str, planner: str,
                      res: Resolver, remainder: int,
-                     preallocated: frozenset[tuple[int, int]] = frozenset()) -> int:
+                     preallocated: frozenset[tuple[int, int]] = frozenset(),
+                     alt_memory: int = 0) -> int:
     """Smallest working arena whose size is ``remainder`` mod 16 (the tail's padding depends
     on that remainder, facts 1.2, so the smallest arena overall may not be a multiple of 16)."""
     run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder,
-               preallocated=preallocated)
+               preallocated=preallocated, alt_memory=alt_memory)
     need = run.alloc.required_end
     return need + (remainder - need) % ARENA_ALIGNMENT
 
@@ -266,6 +282,22 @@ class _Run:
     preallocated: frozenset[tuple[int, int]] = frozenset()  # data supplied by the application
     prior_head: int = 0  # MicroAllocator::max_head_buffer_usage_ before this model
     overlap_driver: str = ""  # the allocation that last raised the overlap-free bound
+    alt_memory: int = 0  # the alternate decompression memory's bytes (0: none set)
+    alt_cursor: int = 0  # MicroContext::decompress_regions_allocations_[0]
+    alt_used: int = 0  # the highest end any allocation reached in it
+    alt_offsets: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def allocate_decompression_memory(self, nbytes: int) -> int | None:
+        """MicroContext::AllocateDecompressionMemory on one region (16-aligned start): the
+        offset of ``nbytes`` in the alternate memory, or None when they do not fit."""
+        if self.alt_memory <= 0:
+            return None
+        offset = align_up(self.alt_cursor, ARENA_ALIGNMENT)
+        if offset + nbytes > self.alt_memory:
+            return None
+        self.alt_cursor = offset + nbytes
+        self.alt_used = max(self.alt_used, self.alt_cursor)
+        return offset
 
     # -- tail helpers --------------------------------------------------------------------------
 
@@ -336,26 +368,30 @@ class _Run:
             resource_offsets=tuple(self.resource_buffers[i]
                                    for i in sorted(self.resource_buffers)),
             bound_tensor_offsets=dict(self.bound_tensor_offsets),
+            alt_decompression_memory=self.alt_memory,
+            alt_decompression_used=self.alt_used,
+            alt_decompression_offsets=dict(self.alt_offsets),
         )
 
 
 def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver: Resolver,
          arena_size: int, *, preallocated: frozenset[tuple[int, int]] = frozenset(),
          alloc: BufferAllocator | None = None, prior_head: int = 0,
-         allocator_objects: tuple[str, ...] | None = None) -> _Run:
+         allocator_objects: tuple[str, ...] | None = None, alt_memory: int = 0) -> _Run:
     """One model's AllocateTensors. ``alloc`` continues an existing arena (several models
     allocated in turn from one MicroAllocator), ``prior_head`` is that MicroAllocator's
     max_head_buffer_usage_ so far, and ``allocator_objects`` the structs its Create put in the
     tail (None: the default single-arena set; () when the allocator already exists)."""
     alloc = BufferAllocator(arena_size) if alloc is None else alloc
     run = _Run(model, target, path, planner, alloc, rec.Recorder(alloc),
-               preallocated=preallocated, prior_head=prior_head)
+               preallocated=preallocated, prior_head=prior_head, alt_memory=alt_memory)
     registrations = _registrations(model, resolver)
     if allocator_objects is None:
         _create_allocator_objects(run)
     for name in allocator_objects or ():
         run.struct(name, name)
     _create_resource_variables(run)
+    _set_decompression_memory(run)
     _start_model_allocation(run)
     _parse_builtin_data(run, registrations)
     _init_kernels(run, registrations)
@@ -423,6 +459,14 @@ def _create_resource_variables(run: _Run) -> None:
     run.persistent(f"MicroResourceVariable[{count}]",
                    run.target.sizeof("MicroResourceVariable") * count, ARENA_ALIGNMENT, cat)
     run.resource_limit = count
+
+
+def _set_decompression_memory(run: _Run) -> None:
+    """MicroInterpreter::SetDecompressionMemory with one region, as the wheel calls it before
+    AllocateTensors: a persistent array of one size_t (the region's allocation cursor)."""
+    if run.alt_memory > 0:
+        run.persistent("decompress_regions_allocations_[1]", run.target.sizeof("size_t"),
+                       ARENA_ALIGNMENT, rec.PERSISTENT_BUFFER_DATA)
 
 
 def _start_model_allocation(run: _Run) -> None:
@@ -497,6 +541,7 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
             if reg.prepare is not None:
                 with _foreign_errors_named(op, sg.index, "prepare"):
                     run.op_data[(sg.index, op.index)] = reg.prepare(ctx, op)
+                run.alt_cursor = 0  # ResetDecompressionMemoryAllocations after each Prepare
             _check_dynamic_tensors(sg.tensors, op, sg.index)
             ctx.finish()
             _resize_request_array(run)
@@ -740,6 +785,27 @@ class _KernelContext:
         if resource in self._run.resource_buffers:
             return
         self._run.resource_buffers[resource] = self.allocate_persistent(nbytes)
+
+    # Alternate decompression memory (MicroContext, TFLM compression builds)
+    def reset_decompression_memory(self) -> None:
+        """MicroContext::ResetDecompressionMemoryAllocations."""
+        self._run.alt_cursor = 0
+
+    def decompress_into_alternate_memory(self, tensor_index: int) -> bool:
+        """DECODE's SetOutputTensorData: an output without data takes its bytes from the
+        alternate decompression memory when they fit, and is then not planned in the arena.
+        True when it did."""
+        self._require_prepare("decompress_into_alternate_memory")
+        key = (self.subgraph, tensor_index)
+        if key in self._run.preallocated or key in self._run.data_set_in_prepare:
+            return False  # "If memory has already been assigned to the tensor, leave it be"
+        offset = self._run.allocate_decompression_memory(
+            tensor_nbytes(self._run.model, self.subgraph, tensor_index))
+        if offset is None:
+            return False
+        self._run.alt_offsets[key] = offset
+        self._run.data_set_in_prepare.add(key)
+        return True
 
     # bookkeeping
     def finish(self) -> None:

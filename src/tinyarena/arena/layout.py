@@ -96,6 +96,13 @@ class ArenaLayout:
     kernel_set: str = "reference"  # the kernels whose allocations the layout holds
     tflm_checked_min_arena: int = 0
     min_arena_note: str = ""
+    # TFLM's alternate decompression memory (MicroInterpreter::SetDecompressionMemory, the
+    # wheel's alt_decompression_memory_size): its bytes (0: none given), the highest byte
+    # DECODE outputs reached in it, and (subgraph, tensor) -> offset of each output placed
+    # there (not planned in the arena)
+    alt_decompression_memory: int = 0
+    alt_decompression_used: int = 0
+    alt_decompression_offsets: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
     @property
     def arena_used_bytes(self) -> int:

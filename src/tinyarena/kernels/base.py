@@ -131,6 +131,16 @@ class PrepareContext(InitContext, Protocol):
 
     def subgraph_count(self) -> int: ...
 
+    def reset_decompression_memory(self) -> None:
+        """MicroContext::ResetDecompressionMemoryAllocations (TFLM_DECODE's Prepare)."""
+        ...
+
+    def decompress_into_alternate_memory(self, tensor_index: int) -> bool:
+        """TFLM_DECODE's SetOutputTensorData: put an output in the alternate decompression
+        memory when the interpreter has one and the bytes fit (the tensor is then not
+        planned in the arena). True when it did."""
+        ...
+
 
 class EvalContext(Protocol):
     def tensor(self, index: int) -> Tensor | None: ...

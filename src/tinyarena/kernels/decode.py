@@ -7,7 +7,9 @@ The ancillary tensor starts with a 16-byte header (byte 0: decode type, 0 LUT / 
 
 Allocation: no builtin struct, no init; prepare allocates persistently an array of
 ``num_outputs`` pointers (DecodeState*), then for each pair takes temp tensors input, ancillary,
-output and allocates the decoder object (a C++ class: vtable pointer, context and profiler
+output and allocates the decoder object, then places the output in the interpreter's
+alternate decompression memory when it has one and the output fits there (offsets restart
+at 0 in every DECODE's Prepare: the outputs of different DECODE operators share it) (a C++ class: vtable pointer, context and profiler
 pointers, then its fields: ``DecodeStateLut``, ``DecodeStatePrune`` or ``DecodeStateHuffman``
 per target); the prune decoder also copies per-channel int8 zero points into a persistent
 buffer when there are several channels and one is not zero.
@@ -247,6 +249,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> DecodeData:
     if n_out == 0 or n_in != 2 * n_out:
         raise KernelError("TFLM_DECODE takes two inputs (encoded, ancillary) per output")
     ctx.allocate_persistent(n_out * ctx.target.sizeof("void*"))
+    ctx.reset_decompression_memory()
     handles = []
     errors = []
     for k in range(n_out):
@@ -263,6 +266,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> DecodeData:
             raise KernelError("TFLM_DECODE: the ancillary tensor lacks a version-1 header")
         kind = int(ancillary[0])
         ctx.allocate_persistent(ctx.target.sizeof(_state_struct(kind)))
+        ctx.decompress_into_alternate_memory(op.outputs[k])  # SetOutputTensorData
         if out.type not in _VALUE_TYPES:
             raise KernelError(f"TFLM_DECODE: unsupported tensor type {out.type.name}")
         if kind == PRUNE:
