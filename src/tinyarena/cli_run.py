@@ -19,6 +19,7 @@ from tinyarena.cli_common import (
     plan_warnings,
     positive_int_argument,
     positive_size_argument,
+    size_argument,
     target_from_args,
 )
 
@@ -73,7 +74,8 @@ def run_command(args: argparse.Namespace) -> int:
 
     warnings = plan_warnings(args)
     ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args),
-                     native=_native_setting(args.native, args.repeat))
+                     native=_native_setting(args.native, args.repeat),
+                     alt_decompression_memory_size=args.alt_decompression_memory)
     started = time.perf_counter()
     ip.allocate_tensors()
     _say_if_kernels_were_built(ip.native, time.perf_counter() - started)
@@ -241,6 +243,10 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--arena-size", type=positive_size_argument, default=None, metavar="N",
                    help="arena bytes: 98304, 0x18000, 96K (default: the smallest arena TFLM "
                         "accepts)")
+    p.add_argument("--alt-decompression-memory", type=size_argument, default=0, metavar="N",
+                   help="an alternate decompression memory of N bytes for TFLM_DECODE outputs "
+                        "(the wheel's alt_decompression_memory_size; `size` gives the model's "
+                        "need; default none)")
     add_target_argument(p)
     p.add_argument("--labels", default=None, metavar="A,B,...",
                    help="names of output 0's classes, printed with the top classes (person_detect: "
