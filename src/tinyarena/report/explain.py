@@ -108,7 +108,8 @@ class BufferInfo:
                 f"({self.size:,} planned)\n"
                 f"offset {self.offset:,}..{self.end:,}\n"
                 f"live steps {self.first}..{self.last}\n{self.ops_text()}"
-                + ("\npinned by the offline plan" if self.offline else ""))
+                + ("\npinned by the offline plan" if self.offline else "")
+                + (f"\n{self.role_text()}" if self.role else ""))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "subgraph": self.subgraph, "index": self.index,
