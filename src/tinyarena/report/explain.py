@@ -309,10 +309,11 @@ def _buffer_infos(model: Model, layout: ArenaLayout, steps: tuple[StepOperator, 
             for t in op.inputs:
                 if t >= 0:
                     consumer[(sg.index, t)] = node
-    roles = {**ethos_u.vela_roles(model), **_ethos_u_scratch_roles(layout)}
+    roles = ethos_u.vela_roles(model)
+    scratch_roles = _ethos_u_scratch_roles(layout)
     infos = []
     for pos, b in enumerate(layout.buffers):
-        role = roles.get((b.kind, b.subgraph, b.index), "")
+        role = scratch_roles.get((b.kind, b.subgraph, b.index), "")
         if b.kind == "tensor":
             tensor = model.subgraphs[b.subgraph].tensors[b.index]
             infos.append(BufferInfo(pos, b.kind, b.subgraph, b.index, tensor.name or
