@@ -7,12 +7,13 @@ The ancillary tensor starts with a 16-byte header (byte 0: decode type, 0 LUT / 
 
 Allocation: no builtin struct, no init; prepare allocates persistently an array of
 ``num_outputs`` pointers (DecodeState*), then for each pair takes temp tensors input, ancillary,
-output and allocates the decoder object, then places the output in the interpreter's
-alternate decompression memory when it has one and the output fits there (offsets restart
-at 0 in every DECODE's Prepare: the outputs of different DECODE operators share it) (a C++ class: vtable pointer, context and profiler
+output and allocates the decoder object (a C++ class: vtable pointer, context and profiler
 pointers, then its fields: ``DecodeStateLut``, ``DecodeStatePrune`` or ``DecodeStateHuffman``
-per target); the prune decoder also copies per-channel int8 zero points into a persistent
-buffer when there are several channels and one is not zero.
+per target); then it places the output in the interpreter's alternate decompression memory
+when there is one and the output fits (SetOutputTensorData; offsets restart at 0 in every
+DECODE's Prepare, so the outputs of different DECODE operators share that memory); the prune
+decoder also copies per-channel int8 zero points into a persistent buffer when there are
+several channels and one is not zero.
 
 The decoded values depend only on constants, so prepare decodes once into a read-only
 workspace and eval copies it into the output (TFLM decodes at every invoke; the bytes are the
