@@ -34,6 +34,8 @@ TARGET = "cortex-m55"
 VELA_MAIN = "import sys; from ethosu.vela.vela import main; sys.exit(main())"  # `vela` itself
 VELA_ARGS = {
     "u55-shared": ["--accelerator-config", "ethos-u55-128"],
+    # the same, for a model Vela leaves CPU operators in (a firmware with those kernels too)
+    "u55-shared-cpu-ops": ["--accelerator-config", "ethos-u55-128"],
     "u65-dedicated": ["--accelerator-config", "ethos-u65-256", "--system-config",
                       "Ethos_U65_High_End", "--memory-mode", "Dedicated_Sram_384KB"],
 }
@@ -63,9 +65,9 @@ def _check(model: bytes, figures: dict[str, Any]) -> None:
     for key, tensors in (("inputs", sg.inputs), ("outputs", sg.outputs)):
         assert [{"offset": layout.tensor_offsets[(0, t)],
                  "bytes": sg.tensors[t].tflm_nbytes} for t in tensors] == figures[key]
-    op = sg.operators[0]
-    call = figures["driver_call"]
-    data = layout.op_data[(0, 0)]
+    op = next(o for o in sg.operators if o.name == ethos_u.CUSTOM_CODE)  # the first one
+    call = figures["driver_call"]  # the driver's first call: that operator's
+    data = layout.op_data[(0, op.index)]
     assert isinstance(data, ethos_u.EthosUData)
     assert data.cms_data_size == call["cms_data_size"]
     # Eval hands the driver inputs 1.. and the outputs: their sizes and, for tensors in the
