@@ -82,6 +82,8 @@ def _check(model: bytes, figures: dict[str, Any]) -> None:
             assert sg.tensors[t].is_constant
     fast = ethos_u.fast_scratch(parsed)
     assert fast is not None and fast.nbytes == call["base_addr_size"][2]
+    # several ethos-u operators share Vela's one scratch: each role is named once
+    assert set(ethos_u.vela_roles(parsed).values()) <= set(ethos_u.ROLE_NAMES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

@@ -111,20 +111,19 @@ def vela_roles(model: Model) -> dict[tuple[int, int], str]:
     """(subgraph, tensor) -> Vela's role of each tensor the ethos-u operators take by position
     (``command_stream``, ``weights``, ``scratch``, ``fast_scratch``, or
     ``scratch+fast_scratch`` when one tensor is both); empty for a model without Vela."""
-    roles: dict[tuple[int, int], str] = {}
+    named = (("command_stream", COMMAND_STREAM), ("weights", WEIGHTS), ("scratch", SCRATCH),
+             ("fast_scratch", FAST_SCRATCH))
+    found: dict[tuple[int, int], set[str]] = {}
     for sg in model.subgraphs:
         for op in sg.operators:
             if op.name != CUSTOM_CODE:
                 continue
-            named = (("command_stream", COMMAND_STREAM), ("weights", WEIGHTS),
-                     ("scratch", SCRATCH), ("fast_scratch", FAST_SCRATCH))
             for role, position in named:
-                if position >= len(op.inputs) or op.inputs[position] < 0:
-                    continue
-                key = (sg.index, op.inputs[position])
-                before = roles.get(key)
-                roles[key] = role if before in (None, role) else f"{before}+{role}"
-    return roles
+                if position < len(op.inputs) and op.inputs[position] >= 0:
+                    found.setdefault((sg.index, op.inputs[position]), set()).add(role)
+    # every ethos-u operator of a model shares Vela's one scratch: each role named once
+    return {key: "+".join(role for role, _ in named if role in roles)
+            for key, roles in found.items()}
 
 
 @dataclass(frozen=True)

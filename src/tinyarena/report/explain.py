@@ -356,7 +356,9 @@ def _npu_lines(model: Model, infos: tuple[BufferInfo, ...]) -> tuple[str, ...]:
                 f"{info.offset:,}..{info.offset + info.nbytes:,}"
                 + (" (pinned by Vela's offline plan)" if info.offline else ""))
         if inside:
-            text += "; inside it: " + ", ".join(f"{o.name!r} at {o.offset:,}" for o in inside)
+            shown = ", ".join(f"tensor {o.index} {o.name!r} at {o.offset:,}" for o in inside[:6])
+            more = f" and {len(inside) - 6} more" if len(inside) > 6 else ""
+            text += f"; inside it (Vela's offsets): {shown}{more}"
         lines.append(text)
     return tuple(lines)
 
