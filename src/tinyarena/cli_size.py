@@ -39,11 +39,11 @@ def size_record(model: str, *, target: str, arena_size: int | None,
     without it."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.other_memory import alt_decompression, ethos_u_memory
-    from tinyarena.report.text import render_other_memory
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
     from tinyarena.model.metadata import plan_safety
     from tinyarena.report import explain_arena, render_size, size_dict
+    from tinyarena.report.text import render_other_memory
 
     try:
         profile = get_target(target, kernels)
