@@ -146,6 +146,9 @@ def _cmd_size(sub: Any) -> None:
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--ethos-u-fast-memory", action="store_true",
+                   help="Vela models: the Ethos-U driver has its own fast memory; also give the "
+                        "fast memory Vela's fast scratch needs and the arena without it")
     from tinyarena.cli_common import add_variables_arguments
     from tinyarena.cli_layouts import add_layout_arguments
 

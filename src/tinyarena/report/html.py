@@ -166,6 +166,9 @@ def _target_section(e: ArenaExplanation, title: str,
                      f"<td>{escape(what)}</td></tr>")
     parts.append("</table>")
     parts.append(f'<p class="words">{escape(e.peak_text())}. {escape(e.bound_text())}.</p>')
+    if e.npu_lines:  # a Vela model: which bytes of the arena are the NPU's
+        parts.append('<p class="words">Arm Ethos-U (Vela) buffers in the arena: '
+                     + "; ".join(escape(line) for line in e.npu_lines) + ".</p>")
     parts.append(plan_svg(e, title=f"{title} on {t}", standalone=False))
     parts.append(f'<p class="note">Time steps: {escape(TIME_STEPS)}. Hover a rectangle for '
                  f"its tensor. Outlined in red: the buffers live at the peak step (shaded); "
