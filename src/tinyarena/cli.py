@@ -178,9 +178,19 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize.report import render_optimize
 
     _refuse_overwrite(args.model, args.output, args.force)
-    result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
-                            time_budget_s=_budget_left(args), target=args.target,
-                            kernel_set=args.kernel_set or getattr(args, "kernels", None))
+    options: dict[str, Any] = dict(
+        reorder=args.reorder, overlap=args.overlap, time_budget_s=_budget_left(args),
+        target=args.target, kernel_set=args.kernel_set or getattr(args, "kernels", None))
+    if args.patches:
+        from tinyarena.optimize.patches import DEFAULT_MAX_EXTRA_MACS, optimize_with_patches
+
+        pct = DEFAULT_MAX_EXTRA_MACS if args.max_extra_macs is None else args.max_extra_macs
+        result = optimize_with_patches(args.model, max_extra_macs=pct, **options)
+    else:
+        if args.max_extra_macs is not None:
+            raise PlanError("--max-extra-macs bounds the recomputation of --patches; add "
+                            "--patches or drop it")
+        result = optimize_model(args.model, **options)
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
     return _emit(args, data, render_optimize(result, args.model, args.output))
@@ -198,6 +208,16 @@ def _refuse_overwrite(model: str, output: str, force: bool) -> None:
     same = Path(model).exists() and out.resolve() == Path(model).resolve()
     what = "is the input model" if same else "exists"
     raise BuildError(f"{output} {what}; choose another -o, or pass --force to overwrite it")
+
+
+def _percent_argument(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a percentage >= 0, got {text!r}")
+    return value
 
 
 def _cmd_optimize(sub: Any) -> None:
@@ -225,7 +245,16 @@ def _cmd_optimize(sub: Any) -> None:
                         "dsp|mve (default: the --target's kernels; neither named: a plan safe "
                         "for every kernel set)")
     p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
-                   help="time for the placement search (default 1)")
+                   help="time for the placement search (default 1; with --patches, per "
+                        "planned candidate)")
+    p.add_argument("--patches", action="store_true",
+                   help="also try running the first stage of a CNN as a grid of spatial "
+                        "patches (STRIDED_SLICE, PAD, its own ops, CONCATENATION: stock TFLM "
+                        "builtins, outputs identical); kept only when the minimum arena on the "
+                        "target is smaller")
+    p.add_argument("--max-extra-macs", type=_percent_argument, default=None, metavar="PCT",
+                   help="with --patches: the recomputation allowed, in percent of the model's "
+                        "multiply-accumulates (default 25)")
     add_target_argument(p)
     p.set_defaults(target=None)  # no target named: plan for every kernel set
     p.add_argument("--json", action="store_true", help="machine-readable output")

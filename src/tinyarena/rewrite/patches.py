@@ -34,7 +34,7 @@ import dataclasses
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -61,7 +61,12 @@ INT8_MIN = -128
 
 
 class NotPatchable(BuildError):
-    """The requested stage or grid cannot be patched; the message says why."""
+    """The requested stage or grid cannot be patched; the message says why. ``final``: an
+    operator of the prefix can never be part of a stage, so no longer prefix is patchable."""
+
+    def __init__(self, message: str, *, final: bool = False) -> None:
+        super().__init__(message)
+        self.final = final
 
 
 # -- rectangle algebra ------------------------------------------------------------------------
@@ -334,7 +339,10 @@ def find_stage(model: Model, split_after: int) -> Stage:
             if i >= 0 and i not in produced and not sg.tensors[i].is_constant:
                 sources.add(i)
         produced.update(op.outputs)
-    ops = tuple(_stage_op(model, op, sources) for op in sg.operators[:split_after + 1])
+    try:
+        ops = tuple(_stage_op(model, op, sources) for op in sg.operators[:split_after + 1])
+    except NotPatchable as exc:
+        raise NotPatchable(str(exc), final=True) from None
     output = ops[-1].output
     later = {i for op in sg.operators[split_after + 1:] for i in op.inputs}
     later |= set(sg.outputs)
@@ -361,18 +369,22 @@ def find_stage(model: Model, split_after: int) -> Stage:
     return Stage(split_after, ops, output, tuple(sorted(sources)))
 
 
-def stage_splits(model: Model) -> Iterator[Stage]:
-    """Every patchable stage of subgraph 0, shortest first (stops at the first op that cannot
-    be part of any stage)."""
-    if not model.subgraphs:
-        return
-    for s in range(len(model.subgraphs[0].operators)):
+def stage_splits(model: Model) -> tuple[tuple[Stage, ...], str]:
+    """Every patchable stage of subgraph 0, shortest first, and why the next longer prefix
+    (or, when there is none, the first) is not one: the walk stops at the first operator that
+    can be part of no stage."""
+    stages: list[Stage] = []
+    reason = "the model has no operators"
+    n = len(model.subgraphs[0].operators) if model.subgraphs else 0
+    for s in range(n):
         try:
-            yield find_stage(model, s)
+            stages.append(find_stage(model, s))
         except NotPatchable as exc:
-            if "is not a patchable op" in str(exc) or "not a per-tensor int8" in str(exc) \
-                    or "variable" in str(exc):
-                return
+            if not stages:
+                reason = str(exc)
+            if exc.final:
+                return tuple(stages), str(exc)
+    return tuple(stages), reason
 
 
 def needed_rects(model: Model, stage: Stage, cell: Rect) -> dict[int, Rect]:
