@@ -178,6 +178,10 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize.report import render_optimize
 
     _refuse_overwrite(args.model, args.output, args.force)
+    if args.time_budget is None:
+        from tinyarena.optimize.patches import PATCHES_TIME_BUDGET
+
+        args.time_budget = PATCHES_TIME_BUDGET if args.patches else 1.0
     options: dict[str, Any] = dict(
         reorder=args.reorder, overlap=args.overlap, time_budget_s=_budget_left(args),
         target=args.target, kernel_set=args.kernel_set or getattr(args, "kernels", None))
@@ -244,9 +248,10 @@ def _cmd_optimize(sub: Any) -> None:
                    help="the kernels the firmware runs: reference, cmsis-nn, or cmsis-nn:plain|"
                         "dsp|mve (default: the --target's kernels; neither named: a plan safe "
                         "for every kernel set)")
-    p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
-                   help="time for the placement search (default 1; with --patches, per "
-                        "planned candidate)")
+    p.add_argument("--time-budget", type=seconds_argument, default=None, metavar="SECONDS",
+                   help="time for the placement search (default 1; with --patches, for each "
+                        "planned candidate, default 10: the exact search stops once it proves "
+                        "a plan optimal)")
     p.add_argument("--patches", action="store_true",
                    help="also try running the first stage of a CNN as a grid of spatial "
                         "patches (STRIDED_SLICE, PAD, its own ops, CONCATENATION: stock TFLM "

@@ -49,6 +49,9 @@ from tinyarena.rewrite.patches import (
 DEFAULT_MAX_EXTRA_MACS = 25.0
 FINALISTS = 3
 """Candidates (by greedy minimum arena) handed to the full optimizer."""
+PATCHES_TIME_BUDGET = 10.0
+"""Default placement-search seconds per planned candidate: a patched model has hundreds of
+operators, and the exact search needs seconds to reach (and prove) the plans rule (c) allows."""
 MAX_TRIALS = 60
 """Patched models sized at most, so the search time stays bounded on deep models."""
 
@@ -214,5 +217,5 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
                                notes=best.notes + tuple(notes), elapsed_s=elapsed)
 
 
-__all__ = ["DEFAULT_MAX_EXTRA_MACS", "PatchTrial", "optimize_with_patches", "rest_lower_bound",
+__all__ = ["DEFAULT_MAX_EXTRA_MACS", "PATCHES_TIME_BUDGET", "PatchTrial", "optimize_with_patches", "rest_lower_bound",
            "search_patches"]

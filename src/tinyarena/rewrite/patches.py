@@ -398,6 +398,9 @@ def needed_rects(model: Model, stage: Stage, cell: Rect) -> dict[int, Rect]:
         ext = input_request(op, need[op.output])
         for t in op.activations:
             req = ext.clip(*_hw(tensors[t]))
+            if req.empty:  # TFLM refuses zero-sized tensors
+                raise NotPatchable(f"operator {op.index} ({op.name}): a patch of its output "
+                                   f"lies entirely in padding; use a coarser grid")
             need[t] = req if t not in need else need[t].union(req)
     return need
 
