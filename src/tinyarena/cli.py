@@ -177,11 +177,16 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize import optimize_model
     from tinyarena.optimize.report import render_optimize
 
+    if args.max_extra_macs is not None and not args.patches:
+        args.optimize_parser.error("--max-extra-macs bounds the recomputation of --patches; "
+                                   "add --patches or drop it")
     _refuse_overwrite(args.model, args.output, args.force)
     if args.time_budget is None:
-        from tinyarena.optimize.patches import PATCHES_TIME_BUDGET
+        args.time_budget = 1.0
+        if args.patches:
+            from tinyarena.optimize.patches import PATCHES_TIME_BUDGET
 
-        args.time_budget = PATCHES_TIME_BUDGET if args.patches else 1.0
+            args.time_budget = PATCHES_TIME_BUDGET
     options: dict[str, Any] = dict(
         reorder=args.reorder, overlap=args.overlap, time_budget_s=_budget_left(args),
         target=args.target, kernel_set=args.kernel_set or getattr(args, "kernels", None))
@@ -191,9 +196,6 @@ def _run_optimize(args: argparse.Namespace) -> int:
         pct = DEFAULT_MAX_EXTRA_MACS if args.max_extra_macs is None else args.max_extra_macs
         result = optimize_with_patches(args.model, max_extra_macs=pct, **options)
     else:
-        if args.max_extra_macs is not None:
-            raise PlanError("--max-extra-macs bounds the recomputation of --patches; add "
-                            "--patches or drop it")
         result = optimize_model(args.model, **options)
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
@@ -263,7 +265,7 @@ def _cmd_optimize(sub: Any) -> None:
     add_target_argument(p)
     p.set_defaults(target=None)  # no target named: plan for every kernel set
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(handler=_run_optimize)
+    p.set_defaults(handler=_run_optimize, optimize_parser=p)
 
 
 def _cmd_report(sub: Any) -> None:

@@ -87,7 +87,9 @@ def run_report(args: argparse.Namespace) -> int:
     targets = list(dict.fromkeys(args.target or ["host-x64"]))
     explanations = [explain_arena(model, allocate_model(model, target=t)) for t in targets]
     view = None if args.no_optimize else _optimize_view(args, model, targets[0])
-    page = render_report(Path(args.model).name, explanations, view)
+    from tinyarena.rewrite.patches import patch_record
+
+    page = render_report(Path(args.model).name, explanations, view, patch_record(model))
     Path(args.output).write_text(page, encoding="utf-8")
     print(f"wrote {args.output}: {len(targets)} target(s), "
           f"{sum(len(e.buffers) for e in explanations)} planned buffers drawn")
