@@ -40,6 +40,7 @@ from tinyarena.rewrite.patches import (
     PatchedModel,
     Stage,
     clamp_grid,
+    grid_spans,
     model_macs,
     patch_macs,
     patch_model,
@@ -53,23 +54,37 @@ PATCHES_TIME_BUDGET = 10.0
 """Default placement-search seconds per planned candidate: a patched model has hundreds of
 operators, and the exact search needs seconds to reach (and prove) the plans rule (c) allows."""
 MAX_TRIALS = 60
-"""Patched models sized at most, so the search time stays bounded on deep models."""
+"""Even-grid patched models sized at most, so the search time stays bounded on deep models."""
+REFINED = 1
+"""Best even-grid candidates whose cuts are then refined (uneven patches)."""
+CUT_EVALUATIONS = 24
+"""Patched models sized at most while refining one candidate's cuts."""
 
 
 @dataclass(frozen=True)
 class PatchTrial:
-    """One sized candidate: the split, the grid emitted and TFLM's greedy numbers."""
+    """One sized candidate: the split, the grid emitted, its cuts and TFLM's numbers.
+
+    ``live_bound`` (largest sum of buffers live together, plus the tail) is what the optimizer
+    reaches when no overlap rule applies and its search succeeds; candidates are ranked by it,
+    then by the greedy ``min_arena``."""
 
     split_after: int
     grid: tuple[int, int]
+    cuts: tuple[tuple[int, ...], tuple[int, ...]]
     extra_macs_percent: float
+    live_bound: int
     min_arena: int
-    total: int
+
+    @property
+    def key(self) -> tuple[int, int, float]:
+        return (self.live_bound, self.min_arena, self.extra_macs_percent)
 
 
 def rest_lower_bound(layout: ArenaLayout, split_after: int) -> int:
     """No patched model split after ``split_after`` has a smaller minimum arena than this:
-    the largest sum of buffers live together at an operator after the split, plus the tail."""
+    the largest sum of buffers live together at an operator after the split, plus the tail
+    (with ``split_after`` -1: the live bound of the whole model)."""
     peak = 0
     for t in {b.first for b in layout.buffers} | {b.last for b in layout.buffers}:
         if t <= split_after:
@@ -88,20 +103,78 @@ def _grids(height: int, width: int) -> list[tuple[int, int]]:
     return seen
 
 
+Candidate = tuple[PatchTrial, PatchedModel]
+
+
 def _size(model: Model, stage: Stage, grid: tuple[int, int], macs: int,
-          profile: TargetProfile) -> tuple[PatchTrial, PatchedModel]:
-    patched = patch_model(model, stage.split_after, grid)
+          profile: TargetProfile,
+          cuts: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> Candidate:
+    patched = patch_model(model, stage.split_after, grid, cuts)
     layout = allocate_model(read_model(patched.model), target=profile)
     extra = 100.0 * (patched.info.macs_after - macs) / macs if macs else 0.0
-    return (PatchTrial(stage.split_after, patched.info.grid, extra, layout.min_arena,
-                       layout.total), patched)
+    return (PatchTrial(stage.split_after, patched.info.grid, patched.info.cuts, extra,
+                       rest_lower_bound(layout, -1), layout.min_arena), patched)
+
+
+def _moves(cuts: tuple[int, ...], n: int) -> list[tuple[int, ...]]:
+    """Every cut vector with one run of consecutive boundaries shifted by one cell (single
+    boundaries first), still strictly inside (0, n)."""
+    out = []
+    k = len(cuts)
+    for length in range(1, k + 1):
+        for i in range(k - length + 1):
+            for delta in (-1, 1):
+                moved = list(cuts)
+                for j in range(i, i + length):
+                    moved[j] += delta
+                points = [0, *moved, n]
+                if all(b > a for a, b in zip(points, points[1:])):
+                    out.append(tuple(moved))
+    return out
+
+
+def _refine_cuts(model: Model, stage: Stage, start: Candidate, macs: int,
+                 profile: TargetProfile, max_extra_macs: float, evaluations: int
+                 ) -> list[Candidate]:
+    """Uneven cuts by first-improvement descent from ``start``'s cuts: shift a run of
+    boundaries by one cell while the ranking key improves. A square grid on a square map moves
+    rows and columns together (half the evaluations)."""
+    shape = model.subgraphs[0].tensors[stage.output].shape
+    h, w = shape[1], shape[2]
+    best = start
+    tried: list[Candidate] = []
+    seen = {start[0].cuts}
+    together = h == w and start[0].cuts[0] == start[0].cuts[1]
+    improved = True
+    while improved and evaluations > 0:
+        improved = False
+        rows, cols = best[0].cuts
+        if together:
+            options = [(m, m) for m in _moves(rows, h)]
+        else:
+            options = [(m, cols) for m in _moves(rows, h)] + [(rows, m) for m in _moves(cols, w)]
+        for cuts in options:
+            if cuts in seen or evaluations <= 0:
+                continue
+            seen.add(cuts)
+            evaluations -= 1
+            try:
+                candidate = _size(model, stage, best[0].grid, macs, profile, cuts)
+            except NotPatchable:
+                continue
+            if candidate[0].extra_macs_percent > max_extra_macs:
+                continue
+            tried.append(candidate)
+            if candidate[0].key < best[0].key:
+                best, improved = candidate, True
+                break
+    return tried
 
 
 def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
-                   deadline: float | None = None
-                   ) -> tuple[list[tuple[PatchTrial, PatchedModel]], list[str]]:
-    """The best patched candidates on ``profile`` (smallest greedy minimum arena first) and
-    notes on what was refused."""
+                   deadline: float | None = None) -> tuple[list[Candidate], list[str]]:
+    """The best patched candidates on ``profile`` (best ranking key first) and notes on what
+    was refused."""
     base = without_offline_plan(model)
     stages, reason = stage_splits(base)
     if not stages:
@@ -109,12 +182,13 @@ def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
     layout = allocate_model(base, target=profile)
     macs = model_macs(base)
     bounds = sorted((rest_lower_bound(layout, s.split_after), s.split_after, s) for s in stages)
-    found: list[tuple[PatchTrial, PatchedModel]] = []
+    found: list[Candidate] = []
     trials = 0
     over_budget = 0
+    plain_bound = rest_lower_bound(layout, -1)
 
     def best() -> int:
-        return min([t.min_arena for t, _ in found] + [layout.min_arena])
+        return min([t.live_bound for t, _ in found] + [plain_bound])
 
     def affordable(stage: Stage, grid: tuple[int, int]) -> bool:
         return macs == 0 or 100.0 * (patch_macs(base, stage, grid) - macs) / macs \
@@ -126,7 +200,7 @@ def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
         if deadline is not None and time.perf_counter() > deadline and found:
             break
         shape = base.subgraphs[0].tensors[stage.output].shape
-        sized: dict[tuple[int, int], int] = {}
+        sized: dict[tuple[int, int], tuple[int, int, float]] = {}
         worse = 0
         for grid in _grids(shape[1], shape[2]):
             if not affordable(stage, grid):
@@ -139,8 +213,8 @@ def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
             trials += 1
             found.append((trial, patched))
             prior = min(sized.values(), default=None)
-            sized[trial.grid] = trial.min_arena
-            worse = worse + 1 if prior is not None and trial.min_arena >= prior else 0
+            sized[trial.grid] = trial.key
+            worse = worse + 1 if prior is not None and trial.key >= prior else 0
             if worse >= 2 or trials >= MAX_TRIALS:
                 break
         if not sized:
@@ -155,15 +229,24 @@ def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
             except NotPatchable:
                 continue
             trials += 1
-            sized[trial.grid] = trial.min_arena
+            sized[trial.grid] = trial.key
             found.append((trial, patched))
-    found.sort(key=lambda tp: (tp[0].min_arena, tp[0].total, tp[0].extra_macs_percent))
+    found.sort(key=lambda tp: tp[0].key)
+    for candidate in found[:REFINED]:
+        stage = next(s for s in stages if s.split_after == candidate[0].split_after)
+        found.extend(_refine_cuts(base, stage, candidate, macs, profile, max_extra_macs,
+                                  CUT_EVALUATIONS))
+    found.sort(key=lambda tp: tp[0].key)
     notes = []
     if not found:
         notes.append(f"patches: no grid of the {len(stages)} patchable stage(s) stays within "
                      f"--max-extra-macs {max_extra_macs:g}%" if over_budget else
                      "patches: no patched candidate could be built")
-    return found[:FINALISTS], notes
+    finalists = found[:FINALISTS - 1]
+    by_greedy = min(found, key=lambda tp: (tp[0].min_arena, tp[0].key), default=None)
+    if by_greedy is not None and all(by_greedy[0] != f[0] for f in finalists):
+        finalists.append(by_greedy)
+    return finalists, notes
 
 
 def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | Model, *,
@@ -188,9 +271,7 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
     finalists, notes = search_patches(model, profile, max_extra_macs)
     best: OptimizeResult | None = None
     best_info = None
-    for trial, patched in finalists:
-        if trial.min_arena >= plain.after.min_arena and best is not None:
-            continue
+    for _, patched in finalists:
         result = optimize_model(patched.model, **options)  # type: ignore[arg-type]
         if best is None or (result.after.min_arena, result.after.total) < \
                 (best.after.min_arena, best.after.total):
@@ -210,6 +291,12 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
                  f"{'x'.join(str(d) for d in info.stage_output_shape)}), "
                  f"{info.extra_macs_percent:+.1f}% MACs, {info.ops_before} -> {info.ops_after} "
                  f"operators")
+    even = (tuple(s.start for s in grid_spans(info.stage_output_shape[1], info.grid[0])[1:]),
+            tuple(s.start for s in grid_spans(info.stage_output_shape[2], info.grid[1])[1:]))
+    if info.cuts != even:
+        notes.append(f"patches: uneven cuts, rows at {list(info.cuts[0])}, columns at "
+                     f"{list(info.cuts[1])} (of {info.stage_output_shape[1]}x"
+                     f"{info.stage_output_shape[2]})")
     if info.grid != info.requested_grid:
         notes.append(f"patches: grid {info.requested_grid[0]}x{info.requested_grid[1]} clamped "
                      f"to {info.grid[0]}x{info.grid[1]} by the stage output's size")

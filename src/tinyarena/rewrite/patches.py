@@ -163,6 +163,15 @@ def grid_spans(n: int, parts: int) -> tuple[Span, ...]:
     return tuple(Span(a, b) for a, b in zip(cuts, cuts[1:]))
 
 
+def spans_from_cuts(n: int, cuts: tuple[int, ...]) -> tuple[Span, ...]:
+    """The spans between interior boundaries ``cuts`` (uneven cuts); NotPatchable unless they
+    increase strictly inside (0, n)."""
+    points = (0, *cuts, n)
+    if any(b <= a for a, b in zip(points, points[1:])):
+        raise NotPatchable(f"cuts {list(cuts)} must increase strictly between 0 and {n}")
+    return tuple(Span(a, b) for a, b in zip(points, points[1:]))
+
+
 def clamp_grid(grid: tuple[int, int], height: int, width: int) -> tuple[int, int]:
     """The grid actually emitted: at least 1, at most the stage output's side and at most
     ``MAX_CONCAT_INPUTS`` cells per side."""
@@ -435,6 +444,7 @@ class PatchInfo:
     ops_after: int
     macs_before: int
     macs_after: int
+    cuts: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # interior row, column boundaries
 
     @property
     def extra_macs_percent(self) -> float:
@@ -445,7 +455,8 @@ class PatchInfo:
     def to_dict(self) -> dict[str, Any]:
         return {"split_after": self.split_after, "grid": list(self.grid),
                 "extra_macs_percent": round(self.extra_macs_percent, 2),
-                "ops_before": self.ops_before, "ops_after": self.ops_after}
+                "ops_before": self.ops_before, "ops_after": self.ops_after,
+                "cuts": [list(self.cuts[0]), list(self.cuts[1])]}
 
 
 @dataclass(frozen=True)
@@ -696,10 +707,12 @@ def patch_record(model: Model) -> dict[str, Any] | None:
 
 
 def patch_model(source: bytes | bytearray | memoryview | str | os.PathLike[str] | Model,
-                split_after: int, grid: tuple[int, int]) -> PatchedModel:
+                split_after: int, grid: tuple[int, int],
+                cuts: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> PatchedModel:
     """The model with operators 0..``split_after`` of subgraph 0 run as a ``grid`` (rows,
-    columns) of patches, clamped to the stage output's size. NotPatchable when the stage
-    cannot be patched or the clamped grid is 1 x 1."""
+    columns) of patches, clamped to the stage output's size. ``cuts``: interior row and column
+    boundaries instead of even cuts (uneven patches; ``grid`` is then ignored). NotPatchable
+    when the stage cannot be patched or the grid is 1 x 1."""
     model = source if isinstance(source, Model) else read_model(source)
     stage = find_stage(model, split_after)
     sg = model.subgraphs[0]
@@ -711,6 +724,14 @@ def patch_model(source: bytes | bytearray | memoryview | str | os.PathLike[str] 
         raise NotPatchable(f"grid {requested[0]}x{requested[1]}: give at least one row and "
                            "one column")
     used = clamp_grid(requested, h, w)
+    if cuts is not None:
+        rows, cols = spans_from_cuts(h, tuple(cuts[0])), spans_from_cuts(w, tuple(cuts[1]))
+        if max(len(rows), len(cols)) > MAX_CONCAT_INPUTS:
+            raise NotPatchable(f"cuts give {len(rows)}x{len(cols)} patches; CONCATENATION "
+                               f"takes at most {MAX_CONCAT_INPUTS} inputs")
+        used = (len(rows), len(cols))
+    else:
+        rows, cols = grid_spans(h, used[0]), grid_spans(w, used[1])
     if used == (1, 1):
         raise NotPatchable(f"grid {used[0]}x{used[1]} (stage output {h}x{w}) is one patch: "
                            "nothing to rewrite")
@@ -722,9 +743,7 @@ def patch_model(source: bytes | bytearray | memoryview | str | os.PathLike[str] 
     pad_constants = {sg.operators[op.index].inputs[1] for op in stage.ops if op.kind == "pad"}
     free = sorted((intermediates | pad_constants) - referenced_later)
     em = _Emitter(list(free), len(tensors))
-    cells = _cells(h, w, used)
-    rows = grid_spans(h, used[0])
-    cols = grid_spans(w, used[1])
+    cells = [Rect(r, c) for r in rows for c in cols]
     row_outputs: list[int] = []
     for r, row in enumerate(rows):
         patch_outputs = [_emit_patch(em, model, stage, Rect(row, col), f"patch_{r}_{c}")
@@ -752,7 +771,8 @@ def patch_model(source: bytes | bytearray | memoryview | str | os.PathLike[str] 
                   + _stage_macs(model, stage, cells))
     info = PatchInfo(split_after, used, requested, stage.output, tuple(out_t.shape),
                      tuple(sg.operators[i].name for i in stage.op_indices),
-                     len(sg.operators), len(operators), macs_before, macs_after)
+                     len(sg.operators), len(operators), macs_before, macs_after,
+                     (tuple(r.start for r in rows[1:]), tuple(c.start for c in cols[1:])))
     record = {**info.to_dict(), "format": 1, "requested_grid": list(requested),
               "stage_output": stage.output, "stage_output_shape": list(out_t.shape),
               "stage_ops": list(info.stage_ops)}
