@@ -28,13 +28,18 @@ from tinyarena.arena.targets import TargetProfile
 from tinyarena.model import read_model
 from tinyarena.model.metadata import without_offline_plan
 from tinyarena.model.types import Model
+from tinyarena.optimize.graph import op_graph, supports_graph_edits
+from tinyarena.optimize.overlap import alias_groups, partial_overlaps
 from tinyarena.optimize.pipeline import (
     DEFAULT_OVERLAP,
-    ArenaNumbers,
     OptimizeResult,
+    _links,
+    _problem,
     optimize_model,
     resolve_kernel_set,
 )
+from tinyarena.optimize.placement import linked_lower_bound
+from tinyarena.optimize.safety import rule_set
 from tinyarena.rewrite.patches import (
     NotPatchable,
     PatchedModel,
@@ -65,20 +70,20 @@ CUT_EVALUATIONS = 24
 class PatchTrial:
     """One sized candidate: the split, the grid emitted, its cuts and TFLM's numbers.
 
-    ``live_bound`` (largest sum of buffers live together, plus the tail) is what the optimizer
-    reaches when no overlap rule applies and its search succeeds; candidates are ranked by it,
-    then by the greedy ``min_arena``."""
+    ``bound`` (``planned_bound``: the optimizer's lower bound plus the tail) is what the
+    optimizer reaches when its search succeeds; candidates are ranked by it, then by the
+    greedy ``min_arena``."""
 
     split_after: int
     grid: tuple[int, int]
     cuts: tuple[tuple[int, ...], tuple[int, ...]]
     extra_macs_percent: float
-    live_bound: int
+    bound: int
     min_arena: int
 
     @property
     def key(self) -> tuple[int, int, float]:
-        return (self.live_bound, self.min_arena, self.extra_macs_percent)
+        return (self.bound, self.min_arena, self.extra_macs_percent)
 
 
 def rest_lower_bound(layout: ArenaLayout, split_after: int) -> int:
@@ -106,14 +111,38 @@ def _grids(height: int, width: int) -> list[tuple[int, int]]:
 Candidate = tuple[PatchTrial, PatchedModel]
 
 
-def _size(model: Model, stage: Stage, grid: tuple[int, int], macs: int,
-          profile: TargetProfile,
+@dataclass(frozen=True)
+class Planning:
+    """What ``optimize_model`` will plan for: the profile, rule-set key and overlap mode."""
+
+    profile: TargetProfile
+    key: str
+    overlap: str
+
+
+def planned_bound(model: Model, layout: ArenaLayout, planning: Planning) -> int:
+    """The optimizer's own lower bound for ``model`` in its current operator order (alias
+    groups and rule-(c) links of ``planning``'s rules) plus the tail: what ``optimize_model``
+    reaches when its search proves optimality, which ranks candidates far better than the
+    greedy plan on targets whose rules let outputs overlap their inputs."""
+    if not supports_graph_edits(model) or planning.overlap == "none":
+        return rest_lower_bound(layout, -1)
+    graph = op_graph(model, layout)
+    groups = alias_groups(model, graph, planning.overlap, planning.key)
+    partial = (partial_overlaps(model, graph, groups, rule_set(planning.key).partial_ops)
+               if planning.overlap == "safe" else ())
+    problem = _problem(layout, groups)
+    return linked_lower_bound(problem.buffers, _links(problem, partial)) + layout.tail
+
+
+def _size(model: Model, stage: Stage, grid: tuple[int, int], macs: int, planning: Planning,
           cuts: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> Candidate:
     patched = patch_model(model, stage.split_after, grid, cuts)
-    layout = allocate_model(read_model(patched.model), target=profile)
+    new = read_model(patched.model)
+    layout = allocate_model(new, target=planning.profile)
     extra = 100.0 * (patched.info.macs_after - macs) / macs if macs else 0.0
     return (PatchTrial(stage.split_after, patched.info.grid, patched.info.cuts, extra,
-                       rest_lower_bound(layout, -1), layout.min_arena), patched)
+                       planned_bound(new, layout, planning), layout.min_arena), patched)
 
 
 def _moves(cuts: tuple[int, ...], n: int) -> list[tuple[int, ...]]:
@@ -134,7 +163,7 @@ def _moves(cuts: tuple[int, ...], n: int) -> list[tuple[int, ...]]:
 
 
 def _refine_cuts(model: Model, stage: Stage, start: Candidate, macs: int,
-                 profile: TargetProfile, max_extra_macs: float, evaluations: int
+                 planning: Planning, max_extra_macs: float, evaluations: int
                  ) -> list[Candidate]:
     """Uneven cuts by first-improvement descent from ``start``'s cuts: shift a run of
     boundaries by one cell while the ranking key improves. A square grid on a square map moves
@@ -159,7 +188,7 @@ def _refine_cuts(model: Model, stage: Stage, start: Candidate, macs: int,
             seen.add(cuts)
             evaluations -= 1
             try:
-                candidate = _size(model, stage, best[0].grid, macs, profile, cuts)
+                candidate = _size(model, stage, best[0].grid, macs, planning, cuts)
             except NotPatchable:
                 continue
             if candidate[0].extra_macs_percent > max_extra_macs:
@@ -171,7 +200,7 @@ def _refine_cuts(model: Model, stage: Stage, start: Candidate, macs: int,
     return tried
 
 
-def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
+def search_patches(model: Model, planning: Planning, max_extra_macs: float,
                    deadline: float | None = None) -> tuple[list[Candidate], list[str]]:
     """The best patched candidates on ``profile`` (best ranking key first) and notes on what
     was refused."""
@@ -179,16 +208,16 @@ def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
     stages, reason = stage_splits(base)
     if not stages:
         return [], [f"patches: no patchable stage ({reason})"]
-    layout = allocate_model(base, target=profile)
+    layout = allocate_model(base, target=planning.profile)
     macs = model_macs(base)
     bounds = sorted((rest_lower_bound(layout, s.split_after), s.split_after, s) for s in stages)
     found: list[Candidate] = []
     trials = 0
     over_budget = 0
-    plain_bound = rest_lower_bound(layout, -1)
+    plain_bound = planned_bound(base, layout, planning)
 
     def best() -> int:
-        return min([t.live_bound for t, _ in found] + [plain_bound])
+        return min([t.bound for t, _ in found] + [plain_bound])
 
     def affordable(stage: Stage, grid: tuple[int, int]) -> bool:
         return macs == 0 or 100.0 * (patch_macs(base, stage, grid) - macs) / macs \
@@ -207,7 +236,7 @@ def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
                 over_budget += 1
                 break
             try:
-                trial, patched = _size(base, stage, grid, macs, profile)
+                trial, patched = _size(base, stage, grid, macs, planning)
             except NotPatchable:
                 continue
             trials += 1
@@ -225,7 +254,7 @@ def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
             if grid in sized or not affordable(stage, grid) or trials >= MAX_TRIALS:
                 continue
             try:
-                trial, patched = _size(base, stage, grid, macs, profile)
+                trial, patched = _size(base, stage, grid, macs, planning)
             except NotPatchable:
                 continue
             trials += 1
@@ -234,7 +263,7 @@ def search_patches(model: Model, profile: TargetProfile, max_extra_macs: float,
     found.sort(key=lambda tp: tp[0].key)
     for candidate in found[:REFINED]:
         stage = next(s for s in stages if s.split_after == candidate[0].split_after)
-        found.extend(_refine_cuts(base, stage, candidate, macs, profile, max_extra_macs,
+        found.extend(_refine_cuts(base, stage, candidate, macs, planning, max_extra_macs,
                                   CUT_EVALUATIONS))
     found.sort(key=lambda tp: tp[0].key)
     notes = []
@@ -264,11 +293,11 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
         raise PlanError(f"--max-extra-macs must be a percentage >= 0, got {max_extra_macs!r}")
     start = time.perf_counter()
     model = read_model(source)
-    profile, _ = resolve_kernel_set(target, kernel_set)
+    profile, key = resolve_kernel_set(target, kernel_set)
     options = dict(reorder=reorder, overlap=overlap, time_budget_s=time_budget_s,
                    target=target, kernel_set=kernel_set, seed=seed)
     plain = optimize_model(model, **options)  # type: ignore[arg-type]
-    finalists, notes = search_patches(model, profile, max_extra_macs)
+    finalists, notes = search_patches(model, Planning(profile, key, overlap), max_extra_macs)
     best: OptimizeResult | None = None
     best_info = None
     for _, patched in finalists:
