@@ -362,16 +362,16 @@ def find_stage(model: Model, split_after: int) -> Stage:
     if not sources <= set(sg.inputs):
         raise NotPatchable(f"the stage reads tensors {sorted(sources - set(sg.inputs))} that "
                            "are neither constants nor graph inputs")
-    consumers = {s: [op for op in ops if s in op.activations] for s in sources}
+    consumers = {s: [sop for sop in ops if s in sop.activations] for s in sources}
     for s, users in consumers.items():
         if any(u.kind == "transpose" for u in users) and len(users) > 1:
             raise NotPatchable(f"graph input {s} is transposed and also read directly")
     useful = {output}
-    for op in reversed(ops):
-        if op.output in useful:
-            useful.update(op.activations)
+    for sop in reversed(ops):
+        if sop.output in useful:
+            useful.update(sop.activations)
         else:
-            raise NotPatchable(f"operator {op.index} ({op.name}) does not feed the stage "
+            raise NotPatchable(f"operator {sop.index} ({sop.name}) does not feed the stage "
                                f"output (tensor {output})")
     if not any(op.kind == "window" for op in ops):
         raise NotPatchable("the stage has no convolution or pooling: nothing to patch")
@@ -543,7 +543,9 @@ def _same_quant(a: Tensor, b: Tensor) -> bool:
 def _options(op: Operator, **changes: Any) -> dict[str, Any]:
     if op.options is None:
         return dict(changes)
-    values = dataclasses.asdict(op.options) if dataclasses.is_dataclass(op.options) else {}
+    options = op.options
+    values = (dataclasses.asdict(options) if dataclasses.is_dataclass(options)
+              and not isinstance(options, type) else {})
     values.update(changes)
     return values
 

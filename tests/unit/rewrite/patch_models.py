@@ -184,6 +184,23 @@ def squeeze_yolo_model(size: int = 26) -> bytes:
     return g.head()
 
 
+def wide_stem_model(size: int = 64) -> bytes:
+    """A MobileNetV2-like stem whose early maps dwarf the rest (where patches pay): stride-2
+    SAME conv, depthwise, a wide expansion, a stride-2 SAME depthwise on an even size, a
+    dilated conv and a VALID max pool."""
+    g = Cnn((1, size, size, 3), seed=11)
+    g.conv(16, k=3, s=2)
+    g.conv(16, k=3, depthwise=True)
+    g.conv(8, k=1, act="NONE")
+    g.conv(48, k=1)
+    g.conv(48, k=3, s=2, depthwise=True)
+    g.conv(8, k=1, act="NONE")
+    g.conv(8, k=3, d=2)
+    g.pool("MAX_POOL_2D", 2, 2, "VALID")
+    g.conv(4, k=1)
+    return g.head()
+
+
 def fc_only_model() -> bytes:
     """No convolution at all: nothing to patch."""
     b = ModelBuilder(description="fc only")
@@ -200,4 +217,4 @@ def fc_only_model() -> bytes:
 
 
 MODELS = {"mobilenet_like": mobilenet_like, "nchw": nchw_model,
-          "squeeze_yolo": squeeze_yolo_model}
+          "squeeze_yolo": squeeze_yolo_model, "wide_stem": wide_stem_model}
