@@ -60,6 +60,8 @@ PATCHES_TIME_BUDGET = 10.0
 operators, and the exact search needs seconds to reach (and prove) the plans rule (c) allows."""
 MAX_TRIALS = 60
 """Even-grid patched models sized at most, so the search time stays bounded on deep models."""
+SEARCH_BUDGET = 60.0
+"""Seconds after which no new candidate is sized (the best found so far are planned)."""
 REFINED = 1
 """Best even-grid candidates whose cuts are then refined (uneven patches)."""
 CUT_EVALUATIONS = 24
@@ -163,8 +165,8 @@ def _moves(cuts: tuple[int, ...], n: int) -> list[tuple[int, ...]]:
 
 
 def _refine_cuts(model: Model, stage: Stage, start: Candidate, macs: int,
-                 planning: Planning, max_extra_macs: float, evaluations: int
-                 ) -> list[Candidate]:
+                 planning: Planning, max_extra_macs: float, evaluations: int,
+                 deadline: float | None = None) -> list[Candidate]:
     """Uneven cuts by first-improvement descent from ``start``'s cuts: shift a run of
     boundaries by one cell while the ranking key improves. A square grid on a square map moves
     rows and columns together (half the evaluations)."""
@@ -183,6 +185,8 @@ def _refine_cuts(model: Model, stage: Stage, start: Candidate, macs: int,
         else:
             options = [(m, cols) for m in _moves(rows, h)] + [(rows, m) for m in _moves(cols, w)]
         for cuts in options:
+            if deadline is not None and time.perf_counter() > deadline:
+                return tried
             if cuts in seen or evaluations <= 0:
                 continue
             seen.add(cuts)
@@ -235,6 +239,8 @@ def search_patches(model: Model, planning: Planning, max_extra_macs: float,
             if not affordable(stage, grid):
                 over_budget += 1
                 break
+            if deadline is not None and time.perf_counter() > deadline and found:
+                break
             try:
                 trial, patched = _size(base, stage, grid, macs, planning)
             except NotPatchable:
@@ -264,7 +270,7 @@ def search_patches(model: Model, planning: Planning, max_extra_macs: float,
     for candidate in found[:REFINED]:
         stage = next(s for s in stages if s.split_after == candidate[0].split_after)
         found.extend(_refine_cuts(base, stage, candidate, macs, planning, max_extra_macs,
-                                  CUT_EVALUATIONS))
+                                  CUT_EVALUATIONS, deadline))
     found.sort(key=lambda tp: tp[0].key)
     notes = []
     if not found:
@@ -283,10 +289,13 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
                           reorder: bool = True, overlap: str = DEFAULT_OVERLAP,
                           time_budget_s: float = 1.0,
                           target: str | TargetProfile | None = None,
-                          kernel_set: str | None = None, seed: int = 0) -> OptimizeResult:
+                          kernel_set: str | None = None, seed: int = 0,
+                          search_budget_s: float = SEARCH_BUDGET) -> OptimizeResult:
     """``optimize_model`` on the best patched rewrite of the model, or on the model itself when
     no patched candidate ends with a strictly smaller minimum arena (the notes say why).
-    ``result.patches`` describes the rewrite (None: unpatched)."""
+    ``result.patches`` describes the rewrite (None: unpatched). ``time_budget_s`` is each
+    placement search's; ``search_budget_s`` bounds the candidate search (once one candidate
+    is sized, no new one is started after it)."""
     from tinyarena.errors import PlanError
 
     if not max_extra_macs >= 0:
@@ -297,7 +306,8 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
     options = dict(reorder=reorder, overlap=overlap, time_budget_s=time_budget_s,
                    target=target, kernel_set=kernel_set, seed=seed)
     plain = optimize_model(model, **options)  # type: ignore[arg-type]
-    finalists, notes = search_patches(model, Planning(profile, key, overlap), max_extra_macs)
+    finalists, notes = search_patches(model, Planning(profile, key, overlap), max_extra_macs,
+                                      time.perf_counter() + search_budget_s)
     best: OptimizeResult | None = None
     best_info = None
     for _, patched in finalists:

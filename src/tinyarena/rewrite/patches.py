@@ -259,6 +259,13 @@ def _window(model: Model, op: Operator, tensors: tuple[Tensor, ...]) -> Window:
     return Window(kernel, stride, dilation, pads)
 
 
+def _is_map(t: Tensor) -> bool:
+    """A 1xHxWxC tensor: what a QUANTIZE of a (float) graph input into the stage may read; it
+    is element-wise, so its patches are exact whatever the input type."""
+    return len(t.shape) == 4 and t.shape[0] == 1 and t.type in (
+        TensorType.INT8, TensorType.INT16, TensorType.FLOAT32)
+
+
 def _is_int8_map(t: Tensor) -> bool:
     return t.type == TensorType.INT8 and len(t.shape) == 4 and t.shape[0] == 1 \
         and t.quantization is not None and len(t.quantization.scale) == 1
@@ -297,7 +304,7 @@ def _stage_op(model: Model, op: Operator, sources: set[int]) -> StageOp:
             raise NotPatchable(f"{where}: its input is not a 1xCxHxW int8 tensor")
         return StageOp(op.index, op.name, "transpose", acts, out.index)
     for i in acts:
-        if not _is_int8_map(tensors[i]):
+        if not (_is_int8_map(tensors[i]) or op.name == "QUANTIZE" and _is_map(tensors[i])):
             raise NotPatchable(f"{where}: input tensor {i} is not a per-tensor int8 1xHxWxC map")
     if op.name in WINDOW_OPS:
         if len(acts) != 1 or acts[0] != op.inputs[0]:
@@ -502,12 +509,14 @@ class _Emitter:
 
 
 def _map_like(t: Tensor, name: str, rect: Rect, channels: int | None = None) -> NewTensor:
-    """A new 1 x h x w x C tensor quantized exactly like ``t``."""
+    """A new 1 x h x w x C tensor quantized exactly like ``t`` (or not, like ``t``)."""
     q = t.quantization
-    assert q is not None
     c = t.shape[3] if channels is None else channels
-    return NewTensor(name, t.type, (1, rect.rows.size, rect.cols.size, c), scale=q.scale,
-                     zero_point=q.zero_point, quantized_dimension=q.quantized_dimension)
+    shape = (1, rect.rows.size, rect.cols.size, c)
+    if q is None or not q.scale.size:
+        return NewTensor(name, t.type, shape)
+    return NewTensor(name, t.type, shape, scale=q.scale, zero_point=q.zero_point,
+                     quantized_dimension=q.quantized_dimension)
 
 
 def _slice(em: _Emitter, src: int, begin: tuple[int, ...], end: tuple[int, ...],

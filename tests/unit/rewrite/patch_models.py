@@ -28,7 +28,7 @@ class Cnn:
     """An NHWC int8 chain builder; ``x`` is the current tensor and ``shape`` its shape."""
 
     def __init__(self, shape: tuple[int, int, int, int], seed: int = 3,
-                 nchw: bool = False) -> None:
+                 nchw: bool = False, float_input: bool = False) -> None:
         self.b = ModelBuilder(description="tinyarena patch test")
         self.rng = np.random.default_rng(seed)
         self.n = 0
@@ -40,6 +40,11 @@ class Cnn:
             perm = self.b.add_constant("perm", np.array([0, 2, 3, 1], np.int32))
             self.x = self._act(shape)
             self.b.add_operator("TRANSPOSE", [src, perm], [self.x])
+            self.input = src
+        elif float_input:
+            src = self.b.add_input("f", shape, "float32")
+            self.x = self._act(shape)
+            self.b.add_operator("QUANTIZE", [src], [self.x])
             self.input = src
         else:
             self.x = self.b.add_input("x", shape, "int8", scale=self.scale, zero_point=self.zp)
@@ -201,6 +206,15 @@ def wide_stem_model(size: int = 64) -> bytes:
     return g.head()
 
 
+def float_input_model(size: int = 20) -> bytes:
+    """A float32 graph input QUANTIZEd into the int8 stage (a converter's float-I/O model)."""
+    g = Cnn((1, size, size, 3), seed=13, float_input=True)
+    g.conv(8, k=3, s=2)
+    g.conv(8, k=3, depthwise=True)
+    g.conv(6, k=1, act="NONE")
+    return g.head()
+
+
 def fc_only_model() -> bytes:
     """No convolution at all: nothing to patch."""
     b = ModelBuilder(description="fc only")
@@ -217,4 +231,5 @@ def fc_only_model() -> bytes:
 
 
 MODELS = {"mobilenet_like": mobilenet_like, "nchw": nchw_model,
-          "squeeze_yolo": squeeze_yolo_model, "wide_stem": wide_stem_model}
+          "squeeze_yolo": squeeze_yolo_model, "wide_stem": wide_stem_model,
+          "float_input": float_input_model}
