@@ -56,6 +56,7 @@ UNARY_OPS = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "LOGISTIC"
                        "HARD_SWISH", "QUANTIZE"})
 BINARY_OPS = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"})
 PAD_OPS = frozenset({"PAD", "PADV2"})
+PATCHABLE_OPS = WINDOW_OPS | UNARY_OPS | BINARY_OPS | PAD_OPS | {"CONCATENATION", "TRANSPOSE"}
 NCHW_TO_NHWC = (0, 2, 3, 1)
 INT8_MIN = -128
 
@@ -283,6 +284,9 @@ def _stage_op(model: Model, op: Operator, sources: set[int]) -> StageOp:
     sg = model.subgraphs[0]
     tensors = sg.tensors
     where = f"operator {op.index} ({op.name})"
+    if op.name not in PATCHABLE_OPS:
+        raise NotPatchable(f"{where}: {op.name} is not a patchable op (window, pad, "
+                           "element-wise, channel concatenation, NCHW->NHWC transpose)")
     if len(op.outputs) != 1 or op.intermediates:
         raise NotPatchable(f"{where} has {len(op.outputs)} outputs or intermediates")
     out = tensors[op.outputs[0]]
