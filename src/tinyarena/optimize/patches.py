@@ -9,10 +9,10 @@ plan), and the result is compared with ``optimize_model`` on the unpatched model
 kept only when the minimum arena is strictly smaller, otherwise the plain result is returned
 with a note saying why.
 
-Pruning. A stage ending at operator s cannot beat the largest sum of buffers live together at
-any operator after s in the original model plus the original tail (those operators and their
-tensors are unchanged, and the tail only grows), so stages whose bound is no better than the
-best candidate are skipped. Grids are tried square first (2x2, 3x3, ...) until the MAC budget
+Pruning. A stage ending at operator s is skipped when the largest sum of buffers live together
+at an operator after s in the original model, plus the original tail, is no better than the
+best candidate's bound (those operators and their tensors are unchanged and the tail only
+grows; overlap rules could in principle go below a live sum, so this is a heuristic). Grids are tried square first (2x2, 3x3, ...) until the MAC budget
 is exceeded or the arena grew twice in a row, then the two neighbours of the best square.
 """
 
@@ -227,8 +227,10 @@ def search_patches(model: Model, planning: Planning, max_extra_macs: float,
         return macs == 0 or 100.0 * (patch_macs(base, stage, grid) - macs) / macs \
             <= max_extra_macs
 
+    pruned = 0
     for bound, _, stage in bounds:
         if bound >= best() or trials >= MAX_TRIALS:
+            pruned += 1
             continue
         if deadline is not None and time.perf_counter() > deadline and found:
             break
@@ -273,10 +275,15 @@ def search_patches(model: Model, planning: Planning, max_extra_macs: float,
                                   CUT_EVALUATIONS, deadline))
     found.sort(key=lambda tp: tp[0].key)
     notes = []
-    if not found:
+    if not found and over_budget:
         notes.append(f"patches: no grid of the {len(stages)} patchable stage(s) stays within "
-                     f"--max-extra-macs {max_extra_macs:g}%" if over_budget else
-                     "patches: no patched candidate could be built")
+                     f"--max-extra-macs {max_extra_macs:g}%")
+    elif not found:
+        notes.append(f"patches: not tried: of the {len(stages)} possible split points, "
+                     f"{pruned} leave an unpatched rest of the network whose largest set of "
+                     f"buffers live together, plus the tail, is already no smaller than the "
+                     f"whole model's lower bound ({plain_bound} bytes), and the others end in "
+                     f"a map too small to cut")
     finalists = found[:FINALISTS - 1]
     by_greedy = min(found, key=lambda tp: (tp[0].min_arena, tp[0].key), default=None)
     if by_greedy is not None and all(by_greedy[0] != f[0] for f in finalists):
