@@ -484,7 +484,7 @@ class _Emitter:
         self.next_index = n_old
         self.tensors: dict[int, NewTensor] = {}
         self.ops: list[NewOperator] = []
-        self._constants: dict[tuple[str, bytes, tuple[int, ...]], int] = {}
+        self._constants: dict[tuple[str, bytes, tuple[int, ...]], int] = {}  # with quantization
 
     def tensor(self, spec: NewTensor) -> int:
         if self.free:
@@ -497,9 +497,10 @@ class _Emitter:
 
     def constant(self, name: str, values: np.ndarray, like: Tensor | None = None) -> int:
         """A small constant tensor, shared by every op asking for the same values."""
-        key = (str(values.dtype), values.tobytes(), values.shape)
+        q = like.quantization if like is not None else None
+        quant = b"" if q is None else q.scale.tobytes() + q.zero_point.tobytes()
+        key = (str(values.dtype), values.tobytes() + b"|" + quant, values.shape)
         if key not in self._constants:
-            q = like.quantization if like is not None else None
             self._constants[key] = self.tensor(NewTensor(
                 name, values.dtype, tuple(values.shape), data=values,
                 scale=None if q is None else q.scale,

@@ -173,8 +173,8 @@ def nchw_model(size: int = 20) -> bytes:
 
 def squeeze_yolo_model(size: int = 26) -> bytes:
     """SqueezeNet fire module (1x1 squeeze, 1x1 and 3x3 expand, channel CONCATENATION) after a
-    SAME 3x3 stride-2 max pool (PADV2 fill), then YOLO-style LEAKY_RELU and a VALID 5x5 conv
-    with stride 2."""
+    SAME 3x3 stride-2 max pool (PADV2 fill), then YOLO-style LEAKY_RELU, a second SAME max pool
+    and a VALID 5x5 conv with stride 2."""
     g = Cnn((1, size, size, 3), seed=5)
     g.conv(8, k=3, s=1, act="RELU")
     g.pool("MAX_POOL_2D", 3, 2, "SAME")
@@ -185,6 +185,7 @@ def squeeze_yolo_model(size: int = 26) -> bytes:
     e3 = g.conv(6, k=3, act="RELU", out_q=(0.06, -4))  # concat inputs share its quantization
     g.concat([e1, e3], 12)
     g.leaky()
+    g.pool("MAX_POOL_2D", 3, 1, "SAME")  # a second -128 fill, quantized unlike the first
     g.conv(8, k=5, s=2, padding="VALID", act="NONE")
     return g.head()
 

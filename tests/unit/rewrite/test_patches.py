@@ -150,9 +150,9 @@ def test_a_model_without_convolutions_has_no_stage() -> None:
 def test_too_fine_a_grid_is_clamped_never_emitted() -> None:
     data = squeeze_yolo_model()
     model = read_model(data)
-    stage = find_stage(model, 7)
+    stage = find_stage(model, 8)
     out = model.subgraphs[0].tensors[stage.output]
-    patched = patch_model(data, 7, (40, 40))
+    patched = patch_model(data, 8, (40, 40))
     assert patched.info.grid == (out.shape[1], out.shape[2]) == (5, 5)
     assert patched.info.requested_grid == (40, 40)
     new = read_model(patched.model)
