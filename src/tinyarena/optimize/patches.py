@@ -25,6 +25,7 @@ from pathlib import Path
 
 from tinyarena.arena import ArenaLayout, allocate_model
 from tinyarena.arena.targets import TargetProfile
+from tinyarena.errors import PlanError, TinyArenaError
 from tinyarena.model import read_model
 from tinyarena.model.metadata import without_offline_plan
 from tinyarena.model.types import Model
@@ -141,7 +142,11 @@ def _size(model: Model, stage: Stage, grid: tuple[int, int], macs: int, planning
           cuts: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> Candidate:
     patched = patch_model(model, stage.split_after, grid, cuts)
     new = read_model(patched.model)
-    layout = allocate_model(new, target=planning.profile)
+    try:
+        layout = allocate_model(new, target=planning.profile)
+    except TinyArenaError as exc:  # a kernel of the target refuses a new op: not a candidate
+        raise NotPatchable(f"operators 0..{stage.split_after} as {grid[0]}x{grid[1]} patches "
+                           f"cannot be sized on {planning.profile.name}: {exc}") from exc
     extra = 100.0 * (patched.info.macs_after - macs) / macs if macs else 0.0
     return (PatchTrial(stage.split_after, patched.info.grid, patched.info.cuts, extra,
                        planned_bound(new, layout, planning), layout.min_arena), patched)
@@ -303,8 +308,6 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
     ``result.patches`` describes the rewrite (None: unpatched). ``time_budget_s`` is each
     placement search's; ``search_budget_s`` bounds the candidate search (once one candidate
     is sized, no new one is started after it)."""
-    from tinyarena.errors import PlanError
-
     if not max_extra_macs >= 0:
         raise PlanError(f"--max-extra-macs must be a percentage >= 0, got {max_extra_macs!r}")
     start = time.perf_counter()
@@ -318,7 +321,13 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
     best: OptimizeResult | None = None
     best_info = None
     for _, patched in finalists:
-        result = optimize_model(patched.model, **options)  # type: ignore[arg-type]
+        try:
+            result = optimize_model(patched.model, **options)  # type: ignore[arg-type]
+        except TinyArenaError as exc:
+            notes.append(f"patches: a {patched.info.grid[0]}x{patched.info.grid[1]} candidate "
+                         f"after operator {patched.info.split_after} could not be planned "
+                         f"({exc})")
+            continue
         if best is None or (result.after.min_arena, result.after.total) < \
                 (best.after.min_arena, best.after.total):
             best, best_info = result, patched.info
