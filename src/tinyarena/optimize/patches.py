@@ -3,7 +3,7 @@
 Each candidate (a stage from ``rewrite.patches.stage_splits`` and an R x C grid) is written
 with ``patch_model`` and sized with ``allocate_model`` on the target, so everything the rewrite
 costs is counted: the tail growth of every duplicated node (OpData, per-channel arrays, node
-records, eval tensors), CMSIS-NN / ESP-NN scratch of the new convolutions and TFLM's planning
+records, eval tensors), the kernel set's scratch for the new convolutions and TFLM's planning
 transient. The best few are planned by ``optimize_model`` (reordering, safe overlap, offline
 plan), and the result is compared with ``optimize_model`` on the unpatched model: patches are
 kept only when the minimum arena is strictly smaller, otherwise the plain result is returned
@@ -12,8 +12,10 @@ with a note saying why.
 Pruning. A stage ending at operator s is skipped when the largest sum of buffers live together
 at an operator after s in the original model, plus the original tail, is no better than the
 best candidate's bound (those operators and their tensors are unchanged and the tail only
-grows; overlap rules could in principle go below a live sum, so this is a heuristic). Grids are tried square first (2x2, 3x3, ...) until the MAC budget
-is exceeded or the arena grew twice in a row, then the two neighbours of the best square.
+grows; overlap rules could in principle go below a live sum, so this is a heuristic). Grids
+are tried square first (2x2, 3x3, ...) until the MAC budget is exceeded or the ranking key
+grew twice in a row, then the two neighbours of the best square; the best candidate's cuts are
+then moved (``_refine_cuts``), and the best few are planned.
 """
 
 from __future__ import annotations
@@ -359,5 +361,5 @@ def optimize_with_patches(source: bytes | bytearray | memoryview | str | Path | 
                                notes=best.notes + tuple(notes), elapsed_s=elapsed)
 
 
-__all__ = ["DEFAULT_MAX_EXTRA_MACS", "PATCHES_TIME_BUDGET", "PatchTrial", "optimize_with_patches", "rest_lower_bound",
-           "search_patches"]
+__all__ = ["DEFAULT_MAX_EXTRA_MACS", "PATCHES_TIME_BUDGET", "PatchTrial", "Planning",
+           "optimize_with_patches", "planned_bound", "rest_lower_bound", "search_patches"]
