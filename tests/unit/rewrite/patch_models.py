@@ -216,6 +216,24 @@ def float_input_model(size: int = 20) -> bytes:
     return g.head()
 
 
+def resnet_model(size: int = 32) -> bytes:
+    """ResNet stem and a downsampling block: 7x7 stride-2 SAME conv, 3x3 stride-2 SAME max
+    pool, then a block whose 1x1 stride-2 shortcut conv and 3x3 stride-2 / 3x3 main branch
+    meet in an ADD with a fused RELU."""
+    g = Cnn((1, size, size, 3), seed=17)
+    g.conv(16, k=7, s=2, act="RELU")
+    block_in = g.pool("MAX_POOL_2D", 3, 2, "SAME")
+    shape, scale, zp = g.shape, g.scale, g.zp
+    shortcut = g.conv(24, k=1, s=2, act="NONE")
+    g._set(block_in, shape, scale, zp)
+    g.conv(24, k=3, s=2, act="RELU")
+    main = g.conv(24, k=3, act="NONE")
+    y = g._act(g.shape, 0.09, -6)
+    g.b.add_operator("ADD", [shortcut, main], [y], fused_activation_function="RELU")
+    g._set(y, g.shape, 0.09, -6)
+    return g.head()
+
+
 def fc_only_model() -> bytes:
     """No convolution at all: nothing to patch."""
     b = ModelBuilder(description="fc only")
@@ -233,4 +251,4 @@ def fc_only_model() -> bytes:
 
 MODELS = {"mobilenet_like": mobilenet_like, "nchw": nchw_model,
           "squeeze_yolo": squeeze_yolo_model, "wide_stem": wide_stem_model,
-          "float_input": float_input_model}
+          "float_input": float_input_model, "resnet": resnet_model}
