@@ -28,7 +28,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from tinyarena.arena import ArenaLayout, allocate_model
 from tinyarena.arena.targets import TargetProfile, get_target
@@ -69,6 +69,9 @@ from tinyarena.optimize.safety import (
     target_key,
 )
 from tinyarena.planning import Buffer, Plan, verify_plan
+
+if TYPE_CHECKING:
+    from tinyarena.rewrite.patches import PatchInfo
 
 DEFAULT_OVERLAP = "safe"
 DEFAULT_KERNEL_SET = PORTABLE
@@ -124,6 +127,7 @@ class OptimizeResult:
     partial: tuple[PartialOverlap, ...] = ()
     target: str | None = None
     safe_for: tuple[str, ...] = (PORTABLE,)
+    patches: PatchInfo | None = None  # optimize --patches: the rewrite, None when unpatched
 
     @property
     def shifts(self) -> tuple[int | None, ...]:
@@ -171,6 +175,7 @@ class OptimizeResult:
             "greedy_head": self.greedy_head,
             "elapsed_s": round(self.elapsed_s, 4),
             "notes": list(self.notes),
+            "patches": None if self.patches is None else self.patches.to_dict(),
         }
 
 

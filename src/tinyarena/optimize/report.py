@@ -42,6 +42,11 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
     for p, shift in zip(result.partial, result.shifts):
         lines.append(f"  op {p.op} {p.op_name}: output tensor {p.output} starts {shift:,} bytes "
                      f"from input tensor {p.input} (partial overlap, margin {p.margin:,})")
+    if result.patches is not None:
+        info = result.patches
+        lines.append(f"patches: operators 0..{info.split_after} as a {info.grid[0]}x"
+                     f"{info.grid[1]} grid, {info.extra_macs_percent:+.1f}% MACs, "
+                     f"{info.ops_before} -> {info.ops_after} operators")
     lines.extend(f"note: {n}" for n in result.notes)
     return "\n".join(lines)
 
