@@ -1,5 +1,5 @@
 """The patch rewrite's rectangle algebra and stage rules (no wheel; see
-tests/oracle/test_patches.py for outputs and arenas against TFLM)."""
+tests/oracle/test_patches_wheel.py for outputs and arenas against TFLM)."""
 
 from __future__ import annotations
 
