@@ -61,14 +61,16 @@ kernel set, including ones tinyarena does not know.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from tinyarena.errors import PlanError
 from tinyarena.model.metadata import PlanSafety, plan_safety
 from tinyarena.model.types import Model, Operator
-from tinyarena.optimize.margins import MARGIN_OPS, WindowGeometry, op_geometry
+from tinyarena.kernels.cmsis_nn.overlap_rules import OverlapRule, cmsis_overlap_rules
+from tinyarena.optimize.graph import PLAN_ALIGNMENT
+from tinyarena.optimize.margins import MARGIN_OPS, WindowGeometry, op_geometry, op_margin
 
 PORTABLE = "any"
 VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
@@ -76,6 +78,10 @@ INPLACE_OPS = frozenset({"ADD", "SUB", "MUL", "RELU", "RELU6", "LOGISTIC", "TANH
                          "HARD_SWISH", "QUANTIZE"})
 PARTIAL_OPS = MARGIN_OPS
 CMSIS_NN_ISAS = ("plain", "dsp", "mve")
+
+
+def _empty() -> Mapping[str, str]:
+    return MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,14 @@ class RuleSet:
     inplace_ops: frozenset[str]
     partial_ops: frozenset[str]
     proof: str
+    schemes: Mapping[str, str] = field(default_factory=_empty)
+    """Keys of ``partial_ops`` whose code writes inside blocks while still reading them: the
+    block scheme of ``margins.block_margin`` (else the reference margin holds)."""
+    forbidden: Mapping[str, str] = field(default_factory=_empty)
+    """Keys whose loop order forbids any overlap, with the loop that forbids it (said in the
+    output)."""
+    sources: Mapping[str, str] = field(default_factory=_empty)
+    """Where each key's rule comes from (function and lines), for ``report``."""
 
 
 _CMSIS_REFERENCE_PARTIAL = frozenset(
@@ -94,24 +108,43 @@ _CMSIS_REFERENCE_PARTIAL = frozenset(
                                 "MAX_POOL_2D")}
     | {f"{op}:{t}" for op in ("PAD", "PADV2") for t in ("FLOAT32", "INT16", "INT32")})
 """Rule (c) under CMSIS-NN: the (op, input type) pairs its TFLM glue runs on reference code."""
-_CMSIS_OWN_PARTIAL: Mapping[str, frozenset[str]] = MappingProxyType({
-    "plain": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
-                        *(f"DEPTHWISE_CONV_2D:INT8:{p}" for p in ("3x3", "opt", "generic", "1ch")),
-                        "AVERAGE_POOL_2D:INT8"}),
-    "dsp": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
-                      *(f"DEPTHWISE_CONV_2D:INT8:{p}" for p in ("3x3", "opt", "generic", "1ch")),
-                      "AVERAGE_POOL_2D:INT8"}),
-    "mve": frozenset({"CONV_2D:INT8:im2col", "DEPTHWISE_CONV_2D:INT8:generic",
-                      "AVERAGE_POOL_2D:INT8"}),
-})
-"""Rule (c) for CMSIS-NN's own kernels, per ISA class, where their order is proven (above)."""
+
+
+def _cmsis_rules(isa: str) -> tuple[OverlapRule, ...]:
+    """The CMSIS-NN overlap rules (``kernels/cmsis_nn``'s ``OVERLAP_RULES``) read for ``isa``."""
+    return tuple(r for r in cmsis_overlap_rules() if isa in r.isas)
 
 
 def _cmsis(isa: str) -> RuleSet:
-    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS,
-                   _CMSIS_REFERENCE_PARTIAL | _CMSIS_OWN_PARTIAL[isa],
-                   f"CMSIS-NN ({isa}): element-wise ADD/MUL read a block before writing it; "
-                   "its own window and PAD loop orders unproven (module docstring)")
+    rules = _cmsis_rules(isa)
+    inplace = frozenset(r.key for r in rules if r.kind == "in-place")
+    partial = frozenset(r.key for r in rules if r.kind in ("margin", "block"))
+    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS | inplace, _CMSIS_REFERENCE_PARTIAL | partial,
+                   f"CMSIS-NN ({isa}): the overlap rules read from each code path's loop order "
+                   "(kernels/cmsis_nn OVERLAP_RULES)",
+                   MappingProxyType({r.key: r.scheme for r in rules
+                                     if r.kind == "block" and r.scheme}),
+                   MappingProxyType({r.key: r.why for r in rules if r.kind == "none"}),
+                   MappingProxyType({r.key: r.source for r in rules}))
+
+
+def _cmsis_common() -> RuleSet:
+    """What every ISA class tolerates, each key with the most conservative scheme."""
+    sets = [_cmsis(isa) for isa in CMSIS_NN_ISAS]
+    inplace = frozenset.intersection(*(r.inplace_ops for r in sets))
+    partial = frozenset.intersection(*(r.partial_ops for r in sets))
+    # A key with a block scheme on some ISA and the reference margin on another: the block
+    # rule is the stricter (``margins.block_margin``); differing block schemes: refuse.
+    schemes: dict[str, str] = {}
+    for key in sorted(partial):
+        found = {r.schemes[key] for r in sets if key in r.schemes}
+        if len(found) > 1:
+            partial = partial - {key}
+        elif found:
+            schemes[key] = found.pop()
+    return RuleSet("cmsis-nn", inplace, partial,
+                   "CMSIS-NN on every ISA class (what all of plain, DSP and MVE tolerate)",
+                   MappingProxyType(schemes))
 
 
 RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
@@ -119,10 +152,7 @@ RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
                       "views only: safe whatever kernels the firmware links"),
     "reference": RuleSet("reference", INPLACE_OPS, PARTIAL_OPS,
                          "TFLM's reference kernels (overlap rules (b) and (c), margins)"),
-    "cmsis-nn": RuleSet("cmsis-nn", INPLACE_OPS,
-                        _CMSIS_REFERENCE_PARTIAL
-                        | frozenset.intersection(*_CMSIS_OWN_PARTIAL.values()),
-                        "CMSIS-NN on every ISA class (what all of plain, DSP and MVE tolerate)"),
+    "cmsis-nn": _cmsis_common(),
     **{f"cmsis-nn:{isa}": _cmsis(isa) for isa in CMSIS_NN_ISAS},
 })
 
@@ -172,7 +202,7 @@ def _cmsis_paths(g: WindowGeometry) -> tuple[str, ...]:
         if g.groups != 1:
             return ()
         if g.pad_top == 0 and g.pad_left == 0 and g.filter_h == g.filter_w == 1 and undilated:
-            return ("1x1",)
+            return ("1x1",) if g.stride_h == g.stride_w == 1 else ("1x1s",)
         if g.in_h == 1 and g.dilation_w == 1 and g.filter_h == 1 and (g.stride_w * g.in_c) % 4 == 0:
             return ("1xN",)
         return ("im2col",)
@@ -181,9 +211,24 @@ def _cmsis_paths(g: WindowGeometry) -> tuple[str, ...]:
             return ("1ch",)
         if g.depth_multiplier == 1 and undilated:
             three = g.filter_h == g.filter_w == 3 and g.pad_top <= 1 and g.pad_left <= 1
-            return ("3x3",) if three else ("opt",)
+            path = "3x3" if three else "opt"
+            # MVE's arm_depthwise_conv_s8_opt: one channel block when in_c <= CH_IN_BLOCK_MVE
+            return (path, f"{path}:c<=124") if g.in_c <= 124 else (path,)
         return ("generic",)
     return ()
+
+
+def matched_key(ops: frozenset[str], keys: tuple[str, ...]) -> str:
+    """The most specific of an op's keys that ``ops`` lists ("" when none)."""
+    return next((k for k in reversed(keys) if k in ops), "")
+
+
+def forbidden_why(rs: RuleSet, keys: tuple[str, ...]) -> str | None:
+    """Why the kernel set's loop order forbids overlap for an op with these keys (None when
+    it is merely not proven, or allowed)."""
+    if allows(rs.partial_ops, keys) or allows(rs.inplace_ops, keys):
+        return None
+    return next((rs.forbidden[k] for k in reversed(keys) if k in rs.forbidden), None)
 
 
 def allows(ops: frozenset[str], keys: tuple[str, ...]) -> bool:
@@ -191,17 +236,30 @@ def allows(ops: frozenset[str], keys: tuple[str, ...]) -> bool:
     return any(k in ops for k in keys)
 
 
-def safe_for(used: Iterable[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:
+def safe_for(used: Iterable[tuple[str, tuple[str, ...]]],
+             shifts: Iterable[tuple[Model, Operator, int]] = ()) -> tuple[str, ...]:
     """Every kernel set key whose proofs cover each used (rule, op keys) pair (``op_keys``);
     ``("any",)`` when only rules every kernel set tolerates (views, lifetimes, reordering)
-    were used."""
+    were used. ``shifts`` lists each rule-(c) overlap the plan uses as (model, op, output
+    offset minus input offset): a kernel set covers it only when that shift is within the
+    margin of its own loop order (a block rule's margin is smaller than the reference one)."""
     pairs = {(rule, keys) for rule, keys in used if rule != "view"}
-    if not pairs:
+    moves = list(shifts)
+    if not pairs and not moves:
         return (PORTABLE,)
 
     def covers(rs: RuleSet) -> bool:
-        return all(allows(rs.inplace_ops if rule == "in-place" else rs.partial_ops, keys)
-                   for rule, keys in pairs)
+        if not all(allows(rs.inplace_ops if rule == "in-place" else rs.partial_ops, keys)
+                   for rule, keys in pairs):
+            return False
+        for model, op, shift in moves:
+            keys = op_keys(model, op)
+            if not allows(rs.partial_ops, keys):
+                return False
+            margin = op_margin(model, op, rs.schemes.get(matched_key(rs.partial_ops, keys)))
+            if margin is None or shift > (margin // PLAN_ALIGNMENT) * PLAN_ALIGNMENT:
+                return False
+        return True
 
     return tuple(k for k, rs in RULE_SETS.items() if k != PORTABLE and covers(rs))
 
@@ -225,5 +283,5 @@ def plan_warnings(model: Model, profile: Any) -> list[str]:
 
 
 __all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
-           "VIEW_OPS", "allows", "kernel_set_key", "op_keys", "plan_warnings", "rule_set",
-           "safe_for", "target_key"]
+           "VIEW_OPS", "allows", "forbidden_why", "kernel_set_key", "matched_key", "op_keys",
+           "plan_warnings", "rule_set", "safe_for", "target_key"]
