@@ -23,8 +23,10 @@ only as safe as the kernels that run it:
     and element sizes: ``optimize.margins``; usually negative, i.e. below) while the input
     still holds what later elements read. Only when the input (its whole alias group) dies at
     that op and holds no graph input or output, and only for kernel sets whose loop order
-    the margin was derived for (``safety.RULE_SETS``: TFLM's reference kernels; refused for
-    CMSIS-NN, whose im2col, 1x1 and pooling loops write in another order).
+    the margin was derived for (``safety.RULE_SETS``: TFLM's reference kernels, and CMSIS-NN's
+    code paths whose order is the reference one coarsened; CMSIS-NN paths that write inside a
+    block while still reading it get the smaller block margin of their scheme,
+    ``margins.block_margin``, and paths whose loop order forbids it none).
 
 Rules (a) and (b) put the two tensors at the same offset, so they are expressed as alias
 groups: a group is planned as one buffer of the group's size over the union of its members'

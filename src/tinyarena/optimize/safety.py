@@ -10,50 +10,27 @@ RESHAPE, SQUEEZE and EXPAND_DIMS are never replaced. Anything not listed is refu
 Proofs for CMSIS-NN (``ARM-software/CMSIS-NN`` at 4ab83cc3, the commit TFLM 90b983c2 pins, with
 TFLM's ``kernels/cmsis_nn/*.cc`` replacing ADD, MUL, CONV_2D, DEPTHWISE_CONV_2D,
 FULLY_CONNECTED, AVERAGE/MAX_POOL_2D, SOFTMAX, SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM,
-TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL):
-
-* rule (b), ADD and MUL (``arm_elementwise_add_s8``/``_s16``, ``arm_elementwise_mul_s8``/
-  ``_s16``; broadcasts and float stay in TFLM's reference code): the plain-C loop reads element
-  i of both inputs and then writes element i; the DSP loop reads 4 int8 (or 2 int16) of each
-  input, then writes those 4 (2) outputs; the MVE loop loads 4 lanes, then stores the same 4.
-  Every write lands on elements already read and never ahead of the next read, so the output
-  at its input's offset is exact on every ISA. The other rule-(b) ops (SUB, RELU, RELU6,
-  LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, QUANTIZE) are not replaced by CMSIS-NN: the reference
-  proof holds.
-* rule (c) for CMSIS-NN's own kernels holds where their loop order is the reference one
-  coarsened: a block of consecutive output elements (in address order) written only after all
-  of the block's input reads. Then the reference margin is safe, because its condition at the
-  block's last element is the block's own condition (``margins``). Proven from the source:
-
-  - ``arm_convolve_s8`` (int8, one group, not 1x1; on plain/DSP also the 1xN case, which falls
-    back to it): im2col of 2 output pixels (plain C, DSP) or 4 (MVE) into the scratch buffer,
-    then every channel of those pixels: blocks of 2 or 4 whole pixels (key ``:im2col``,
-    ``:1xN``);
-  - depthwise int8, batch 1 (``arm_depthwise_conv_wrapper_s8``'s choice): ``:3x3``
-    (multiplier 1, no dilation, 3x3, padding <= 1; plain C, DSP: ``arm_depthwise_conv_3x3_s8``,
-    per pixel 4 channels' windows then those 4 outputs); ``:opt`` (other multiplier-1 undilated
-    cases; DSP: ``arm_depthwise_conv_s8_opt``, the whole window of a pixel into the scratch
-    buffer, then its channels; plain C: the generic kernel); ``:generic`` (the rest:
-    ``arm_depthwise_conv_s8``, the reference order element by element or 4 multiplier channels
-    at a time, every ISA); ``:1ch`` (one input channel, several outputs: generic on plain C and
-    DSP; MVE turns it into a convolution, refused). MVE's ``:3x3``/``:opt`` go to its
-    channel-block-major ``arm_depthwise_conv_s8_opt``: refused;
-  - ``arm_avgpool_s8``: per pixel (DSP: the whole window into the scratch sum, then the
-    pixel), per element (plain C), per pixel and 16-channel chunk (MVE).
-
-  It is refused for the rest. Their loop orders are not the reference one:
-  the DSP/plain ``arm_convolve_s8`` writes two output pixels (every channel) after building two
-  im2col columns; ``arm_convolve_1x1_s8_fast`` / ``arm_nn_mat_mult_nt_t_s8`` walk output
-  channels outermost and re-read every input pixel for each channel pair, so any overlap of
-  output and input is overwritten before its last read; ``arm_max_pool_s8`` copies an input row
-  into the output and then compares in place; the depthwise 3x3 and MVE kernels batch their
-  reads differently again. No margin is derived for them here, so none is used. This is what
-  made the old default wrong on the Cortex-M4 CMSIS-NN build (issue 9: person_detect's scores
-  64/-64 became 47/-47). Where TFLM's cmsis_nn glue hands a type to the reference kernel (its
-  ``conv.cc``/``depthwise_conv.cc``/``pooling.cc`` Eval for float32 input: ``reference_ops::
-  Conv``/``DepthwiseConv``, ``AveragePoolingEvalFloat``/``MaxPoolingEvalFloat``; ``pad.cc`` for
-  float32, int16 and int32: ``reference_ops::Pad``/``PadImageStyle``), the reference proof
-  holds and rule (c) is allowed: entries ``"OP:TYPE"`` of ``partial_ops``.
+TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL) are data beside each kernel:
+``OVERLAP_RULES`` of ``kernels/cmsis_nn/{conv,depthwise_conv,pooling,softmax,fully_connected}``
+and ``kernels/cmsis_nn/_overlap`` (ADD, MUL, PAD), one ``OverlapRule`` per code path and ISA
+class, each citing the source lines it rests on. ``_cmsis`` turns them into the
+``cmsis-nn:<isa>`` rule sets: ``in-place`` rules join rule (b); ``margin`` rules (blocks of
+whole output pixels written after all their reads: the reference margin holds, because its
+condition at a block's last element is the block's own) and ``block`` rules (writes inside a
+block while the block is still read: ``margins.block_margin`` / ``pad_chunk_margin``, the
+scheme kept in ``RuleSet.schemes``) join rule (c); ``none`` rules name the loop order that
+forbids overlap, said in ``optimize``'s notes (the int8 1x1 convolution on plain C and DSP
+walks output-channel pairs outermost; MVE depthwise with more than 124 channels walks channel
+blocks outermost; fully connected re-reads its input row for every output). Paths with no
+rule (int16 convolution and depthwise, MVE 1xN, grouped convolutions, int16 pooling) are not
+proven and refused. The op's path keys (``op_keys``) follow the wrappers' own dispatch tests
+(``_cmsis_paths``). Where TFLM's cmsis_nn glue hands a type to the reference kernel (its
+``conv.cc``/``depthwise_conv.cc``/``pooling.cc`` Eval for float32 input: ``reference_ops::
+Conv``/``DepthwiseConv``, ``AveragePoolingEvalFloat``/``MaxPoolingEvalFloat``; ``pad.cc`` for
+float32, int16 and int32: ``reference_ops::Pad``/``PadImageStyle``), the reference proof holds
+and rule (c) is allowed: entries ``"OP:TYPE"`` of ``partial_ops``. A plan's kernel sets
+(``safe_for``) are checked with each overlap's actual shift against each kernel set's own
+margin, since a block rule's margin is smaller than the reference one.
 
 With no kernel set named, ``optimize`` plans with ``PORTABLE``: views only, safe for every
 kernel set, including ones tinyarena does not know.
@@ -73,6 +50,7 @@ from tinyarena.optimize.graph import PLAN_ALIGNMENT
 from tinyarena.optimize.margins import MARGIN_OPS, WindowGeometry, op_geometry, op_margin
 
 PORTABLE = "any"
+ESP_NN = "esp-nn"
 VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 INPLACE_OPS = frozenset({"ADD", "SUB", "MUL", "RELU", "RELU6", "LOGISTIC", "TANH", "LEAKY_RELU",
                          "HARD_SWISH", "QUANTIZE"})
@@ -153,6 +131,11 @@ RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
     "reference": RuleSet("reference", INPLACE_OPS, PARTIAL_OPS,
                          "TFLM's reference kernels (overlap rules (b) and (c), margins)"),
     "cmsis-nn": _cmsis_common(),
+    # ESP-NN (esp-tflite-micro's kernels, per chip: ANSI C, ESP32-S3 and P4 assembly): no rule
+    # is read from its code yet, so only what every kernel set tolerates; ``optimize`` says so.
+    ESP_NN: RuleSet(ESP_NN, frozenset(), frozenset(),
+                    "ESP-NN: no overlap rule proven (its per-chip code is not read yet); views, "
+                    "lifetimes and reordering only"),
     **{f"cmsis-nn:{isa}": _cmsis(isa) for isa in CMSIS_NN_ISAS},
 })
 
@@ -282,6 +265,6 @@ def plan_warnings(model: Model, profile: Any) -> list[str]:
             f"model's. Re-run tinyarena optimize on the original model with --target {name}"]
 
 
-__all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
+__all__ = ["CMSIS_NN_ISAS", "ESP_NN", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
            "VIEW_OPS", "allows", "forbidden_why", "kernel_set_key", "matched_key", "op_keys",
            "plan_warnings", "rule_set", "safe_for", "target_key"]

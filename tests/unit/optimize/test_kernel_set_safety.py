@@ -546,3 +546,13 @@ def test_savings_by_rule_and_kernel_paths_in_json(tmp_path, capsys) -> None:
     html = page.read_text()
     assert "Overlaps the optimized plan relies on" in html
     assert "op 1 CONV_2D: cmsis-nn:mve CONV_2D:INT8:1x1: block rule (mve4)" in html
+
+
+def test_esp_nn_gets_no_overlap_and_says_so() -> None:
+    """ESP-NN's per-chip code is not read yet: views, lifetimes and reordering only, and the
+    output says why."""
+    data = window_model("MAX_POOL_2D", 3, 1, "SAME", 1, "int8", 1)
+    result = optimize_model(data, kernel_set="esp-nn", time_budget_s=0.2)
+    assert result.partial == ()
+    assert all(rule == "view" for _, _, rule, _, _ in result.aliases)
+    assert any(n.startswith("no overlap for esp-nn") for n in result.notes)

@@ -1,0 +1,123 @@
+"""Optimized plans under CMSIS-NN's overlap rules, run on the device (issue 24, item 3).
+
+``tests/data/cmsis_nn_overlap_device.json`` holds figures measured with TFLM 90b983c2 and
+CMSIS-NN 4ab83cc3 built for the Cortex-M4 (DSP), Cortex-M55 (MVE) and Cortex-M3 (plain C) and
+run in QEMU (its ``provenance`` says how): for each model that ``optimize --target`` changed,
+the plan (operator order and OfflineMemoryAllocation offsets, as ``optimize`` wrote them),
+the device's outputs of the original model, whether the optimized model's outputs were
+byte-identical on the same firmware at its predicted minimum arena, whether it failed 16 bytes
+below, and its ``arena_used_bytes`` there.
+
+Checked here: every recorded plan passed on the device; tinyarena, given the same plan, predicts
+that minimum arena and ``arena_used_bytes``; tinyarena's CMSIS-NN interpreter, running the
+optimized model with its overlaps real in the emulated arena, gives the device's outputs (the
+kernel contract of docs/architecture.md); and the rules in the code still cover each plan
+(``safety.safe_for`` with the plan's shifts names the target's kernel set). Models come from
+../shared/models (skipped where absent) and tests/model_families.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from device_outputs import run_device_input
+from tflm_oracle import SHARED_MODELS
+from tinyarena.arena import allocate_model
+from tinyarena.model import read_model
+from tinyarena.model.metadata import (
+    OFFLINE_PLAN_NAME,
+    PLAN_SAFETY_NAME,
+    PlanSafety,
+    encode_offline_plan,
+    encode_plan_safety,
+)
+from tinyarena.optimize.safety import op_keys, safe_for, target_key
+from tinyarena.arena.targets import get_target
+from tinyarena.rewrite.rewriter import rewrite_model
+
+FIGURES = Path(__file__).resolve().parents[1] / "data" / "cmsis_nn_overlap_device.json"
+TARGETS = {"m4-cmsis-nn": "cortex-m4", "m55-cmsis-nn": "cortex-m55", "m3-cmsis-nn": "cortex-m3"}
+
+
+def _figures() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(FIGURES.read_text())
+    return data
+
+
+def _cases() -> list[object]:
+    cases: list[object] = []
+    for config, models in _figures()["results"].items():
+        for name, fig in models.items():
+            if fig.get("offsets"):
+                cases.append(pytest.param(config, name, id=f"{config}-{name}"))
+    return cases
+
+
+def _source(name: str) -> bytes:
+    if name.startswith("family/"):
+        import model_families
+
+        return model_families.FAMILIES[name.split("/", 1)[1]]()
+    path = SHARED_MODELS / name
+    if not path.is_file():
+        pytest.skip("../shared/models is not present")
+    return path.read_bytes()
+
+
+def _optimized(data: bytes, fig: dict[str, Any]) -> bytes:
+    """The recorded plan applied to the original model as ``optimize`` writes it."""
+    n_subgraphs = len(read_model(data).subgraphs)
+    s = fig["plan_safety"]
+    safety = PlanSafety(tuple(s["safe_for"]), s["planned_for"], s["target"], tuple(s["rules"]))
+    edits: dict[str, Any] = {"metadata": {
+        OFFLINE_PLAN_NAME: encode_offline_plan(fig["offsets"], n_subgraphs),
+        PLAN_SAFETY_NAME: encode_plan_safety(safety)}}
+    if fig["order"] != list(range(len(fig["order"]))):
+        edits["operator_order"] = {0: fig["order"]}
+    out: bytes = rewrite_model(data, **edits)
+    return out
+
+
+def test_figures_have_provenance() -> None:
+    prov = _figures()["provenance"]
+    assert prov["tflm_commit"].startswith("90b983c2")
+    assert prov["cmsis_nn_commit"].startswith("4ab83cc3")
+    assert set(prov["configs"]) == set(TARGETS)
+    for config in TARGETS:
+        assert prov["configs"][config]["qemu_board"] and prov["configs"][config]["cflags"]
+
+
+@pytest.mark.parametrize("config,name", _cases())
+def test_optimized_plan_on_the_device(config: str, name: str) -> None:
+    fig = _figures()["results"][config][name]
+    device = fig["device"]
+    # what the device showed (the figures are only committed when these hold)
+    assert device["original_large_arena"]["status"] == "ok"
+    assert device["optimized_at_predicted_min"]["status"] == "ok"
+    assert device["optimized_16_below"]["status"] != "ok"
+    assert device["outputs_identical"]
+    target = TARGETS[config]
+    data = _source(name)
+    optimized = _optimized(data, fig)
+    assert hashlib.sha256(optimized).hexdigest() == fig["optimized_sha256"]
+    layout = allocate_model(optimized, target=target)
+    assert layout.min_arena == fig["after_min_arena"]
+    assert layout.total == device["optimized_at_predicted_min"]["arena_used_bytes"]
+    assert allocate_model(data, target=target).min_arena == fig["before_min_arena"]
+    # tinyarena's CMSIS-NN kernels under the same overlaps give the device's bytes
+    outputs = run_device_input(optimized, target)
+    assert [hashlib.sha256(o).hexdigest() for o in outputs] == \
+        [o["sha256"] for o in device["outputs"]]
+    # the rules in the code still cover this plan, shift by shift
+    model = read_model(optimized)
+    ops = model.subgraphs[0].operators
+    offs = layout.tensor_offsets
+    used = [(rule, op_keys(model, ops[op])) for op, _, rule in fig["aliases"]]
+    shifts = [(model, ops[p["op"]], offs[(0, ops[p["op"]].outputs[0])]
+               - offs[(0, ops[p["op"]].inputs[0])]) for p in fig["partial"]]
+    assert target_key(get_target(target)) in safe_for(used, shifts)
