@@ -113,12 +113,15 @@ def test_optimized_plan_on_the_device(config: str, name: str) -> None:
     assert layout.min_arena == fig["after_min_arena"]
     assert layout.total == device["optimized_at_predicted_min"]["arena_used_bytes"]
     assert allocate_model(data, target=target).min_arena == fig["before_min_arena"]
-    # tinyarena's CMSIS-NN kernels under the same overlaps give the device's bytes
-    outputs = run_device_input(optimized, target)
-    assert [hashlib.sha256(o).hexdigest() for o in outputs] == \
-        [o["sha256"] for o in device["outputs"]]
-    # the rules in the code still cover this plan, shift by shift
+    # tinyarena's CMSIS-NN kernels under the same overlaps give the device's bytes (float
+    # models only where the firmware's float arithmetic is the target's: provenance)
     model = read_model(optimized)
+    floats = any(t.type.name == "FLOAT32" for sg in model.subgraphs for t in sg.tensors)
+    if not floats or _figures()["provenance"]["configs"][config]["float_outputs_comparable"]:
+        outputs = run_device_input(optimized, target)
+        assert [hashlib.sha256(o).hexdigest() for o in outputs] == \
+            [o["sha256"] for o in device["outputs"]]
+    # the rules in the code still cover this plan, shift by shift
     ops = model.subgraphs[0].operators
     offs = layout.tensor_offsets
     used = [(rule, op_keys(model, ops[op])) for op, _, rule in fig["aliases"]]
