@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -41,6 +42,43 @@ from tinyarena.arena.targets import get_target
 from tinyarena.rewrite.rewriter import rewrite_model
 
 FIGURES = Path(__file__).resolve().parents[1] / "data" / "cmsis_nn_overlap_device.json"
+_OPTIMIZE_TESTS = Path(__file__).resolve().parents[1] / "unit" / "optimize"
+
+
+def _window(*args: Any, **kwargs: Any) -> bytes:
+    sys.path.insert(0, str(_OPTIMIZE_TESTS))
+    from optimize_models import window_model
+
+    out: bytes = window_model(*args, **kwargs)
+    return out
+
+
+def _softmax() -> bytes:
+    sys.path.insert(0, str(_OPTIMIZE_TESTS))
+    from optimize_models import elementwise_model
+
+    out: bytes = elementwise_model("SOFTMAX")
+    return out
+
+
+SYNTHETIC: dict[str, Callable[[], bytes]] = {
+    # one op between two 1x1 convs (tests/unit/optimize/optimize_models.py), each a code path
+    # whose rule no real model above reaches, or reaches only in its common case
+    "conv1x1_fast_169px": lambda: _window("CONV_2D", 1, 1, "VALID", 1, "int8", 1, size=13),
+    "conv1x1_stride2": lambda: _window("CONV_2D", 1, 2, "VALID", 1, "int8", 1, size=13),
+    "conv3x3_im2col": lambda: _window("CONV_2D", 3, 1, "SAME", 1, "int8", 1),
+    "dw3x3_128ch": lambda: _window("DEPTHWISE_CONV_2D", 3, 1, "SAME", 1, "int8", 1,
+                                   channels=128),
+    "dw5x5_opt": lambda: _window("DEPTHWISE_CONV_2D", 5, 1, "SAME", 1, "int8", 1),
+    "dw3x3_mult2": lambda: _window("DEPTHWISE_CONV_2D", 3, 1, "SAME", 1, "int8", 2),
+    "maxpool3x3_s1": lambda: _window("MAX_POOL_2D", 3, 1, "SAME", 1, "int8", 1),
+    "maxpool2x2_s2": lambda: _window("MAX_POOL_2D", 2, 2, "SAME", 1, "int8", 1),
+    "avgpool3x3_s1": lambda: _window("AVERAGE_POOL_2D", 3, 1, "SAME", 1, "int8", 1),
+    "pad_hw": lambda: _window("PAD", dtype="int8", pads=((0, 0), (2, 0), (0, 1), (0, 0))),
+    "pad_hwc": lambda: _window("PAD", dtype="int8", pads=((0, 0), (1, 1), (1, 1), (1, 2))),
+    "softmax": _softmax,
+}
+"""Synthetic models run on the device too (names ``synthetic/<key>`` in the figures)."""
 TARGETS = {"m4-cmsis-nn": "cortex-m4", "m55-cmsis-nn": "cortex-m55", "m3-cmsis-nn": "cortex-m3"}
 
 
@@ -61,6 +99,8 @@ def _cases() -> list[object]:
 
 
 def _source(name: str) -> bytes:
+    if name.startswith("synthetic/"):
+        return SYNTHETIC[name.split("/", 1)[1]]()
     if name.startswith("family/"):
         import model_families
 
