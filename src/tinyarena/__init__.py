@@ -24,6 +24,7 @@ from tinyarena.errors import (
     PlanError,
     TinyArenaError,
     UnsupportedOpError,
+    UsageError,
 )
 
 from tinyarena._version import __version__
@@ -60,6 +61,7 @@ __all__ = [
     "SharedAllocator",
     "TinyArenaError",
     "UnsupportedOpError",
+    "UsageError",
     "__version__",
     "allocate_model",
     "errors",

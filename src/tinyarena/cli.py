@@ -2,7 +2,8 @@
 
 Each subcommand is a small ``_cmd_<name>`` registrar that adds its parser and sets its handler;
 ``COMMANDS`` lists them in one place, so adding a subcommand is one function and one line.
-Errors from the library (``TinyArenaError``) become ``error: <message>`` on stderr, exit 1.
+Errors from the library (``TinyArenaError``) become ``error: <message>`` on stderr, exit 1;
+a ``UsageError`` (options that name nothing or contradict each other) exits 2, like argparse's.
 """
 
 from __future__ import annotations
@@ -17,16 +18,21 @@ from typing import Any, Callable, Sequence
 
 from tinyarena.cli_common import (
     add_batch_arguments,
+    add_executor_argument,
     add_target_argument,
+    check_esp_nn_usage,
     error_object,
+    is_single,
     oserror_message,
     plan_warnings,
+    positive_int_argument,
     seconds_argument,
     size_argument,
     target_from_args,
+    target_line,
     version_text,
 )
-from tinyarena.errors import PlanError, TinyArenaError
+from tinyarena.errors import PlanError, TinyArenaError, UsageError
 
 Registrar = Callable[[Any], None]  # takes the subparsers action
 
@@ -54,7 +60,7 @@ def _run_plan(args: argparse.Namespace) -> int:
 
         return run_plan_buffers(args)
     if args.model is None:
-        raise PlanError("plan needs a model (a .tflite file) or --buffers FILE.csv")
+        raise UsageError("plan needs a model (a .tflite file) or --buffers FILE.csv")
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
     from tinyarena.report import explain_arena, plan_dict, render_plan
@@ -66,9 +72,9 @@ def _run_plan(args: argparse.Namespace) -> int:
         # The layout is TFLM's, running the best plan pinned offline; name it for what it is.
         profile = target_from_args(args)
         if profile.kernel_set != get_target(profile.name).kernel_set:
-            raise PlanError("--planner optimal plans for the target's own kernel set; drop "
-                            "--kernels or use --planner greedy")
-        layout = dataclasses.replace(optimal_layout(model, target=profile.name),
+            raise UsageError("--planner optimal plans for the target's own kernel set; drop "
+                             "--kernels or use --planner greedy")
+        layout = dataclasses.replace(optimal_layout(model, target=profile),
                                      planner="optimal")
     else:
         from tinyarena.arena import allocate_model
@@ -124,7 +130,7 @@ def _cmd_size(sub: Any) -> None:
                                    "the tail by TFLM's recording categories. Declare "
                                    "min_arena bytes, 16-byte aligned.")
     add_batch_arguments(p)
-    add_target_argument(p)
+    add_target_argument(p, several=True)
     p.add_argument("--arena-size", type=size_argument, default=None, metavar="N",
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
@@ -174,16 +180,98 @@ def _budget_left(args: argparse.Namespace) -> float:
 def _run_optimize(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    if not is_single(args.model):
+        return _run_optimize_many(args)
+    args.model = args.model[0]
     from tinyarena.optimize import optimize_model
     from tinyarena.optimize.report import render_optimize
 
+    kernel_set = args.kernel_set or getattr(args, "kernels", None)
+    # --esp-nn picks the esp32* build the before/after numbers are for (the profile carries it)
+    target = target_from_args(args) if getattr(args, "esp_nn", None) else args.target
+    sized_on = _optimize_build(target, kernel_set)
     _refuse_overwrite(args.model, args.output, args.force)
     result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
-                            time_budget_s=_budget_left(args), target=args.target,
-                            kernel_set=args.kernel_set or getattr(args, "kernels", None))
+                            time_budget_s=_budget_left(args), target=target,
+                            kernel_set=kernel_set, progress=_search_progress(args.time_budget))
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
-    return _emit(args, data, render_optimize(result, args.model, args.output))
+    return _emit(args, data, f"{target_line(sized_on)}\n"
+                             f"{render_optimize(result, args.model, args.output)}")
+
+
+def _optimize_build(target: Any, kernel_set: str | None) -> Any:
+    """The build optimize's before/after sizes are for; an unknown --kernel-set is a usage
+    error (exit 2) before any model is read."""
+    from tinyarena.errors import PlanError
+    from tinyarena.optimize.pipeline import resolve_kernel_set
+
+    try:
+        return resolve_kernel_set(target, kernel_set)[0]
+    except PlanError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _run_optimize_many(args: argparse.Namespace) -> int:
+    """optimize MODEL... or DIR... -o OUTDIR: one optimized model per input, in OUTDIR."""
+    from tinyarena.batch import optimize_models
+
+    pairs = batch_outputs(args.model, args.output)
+    if not pairs:
+        raise PlanError(f"no .tflite files in {', '.join(args.model)}")
+    for model, output in pairs:
+        _refuse_overwrite(model, output, args.force)
+    records = optimize_models([m for m, _ in pairs], [o for _, o in pairs], (args.target,),
+                              kernel_set=args.kernel_set or getattr(args, "kernels", None),
+                              time_budget_s=args.time_budget, reorder=args.reorder,
+                              overlap=args.overlap, jobs=args.jobs, executor=args.executor)
+    if args.json:
+        print(json.dumps(records, indent=2))
+    for r in records:
+        if "error" in r:
+            print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
+        elif not args.json:
+            after, before = r["after"]["min_arena"], r["before"]["min_arena"]
+            print(f"{r['model']} -> {r['output']}: min_arena {before:,} -> {after:,} bytes"
+                  f" ({'proven optimal' if r['optimal'] else 'not proven optimal'})")
+    return 1 if any("error" in r for r in records) else 0
+
+
+def batch_outputs(inputs: Sequence[str], outdir: str) -> list[tuple[str, str]]:
+    """(model, output) for ``optimize`` over several models: a model named as a file keeps
+    its file name in ``outdir``; a folder's models keep their paths below that folder. Two
+    inputs that would write the same output are refused."""
+    from pathlib import Path
+
+    pairs: list[tuple[str, str]] = []
+    for text in inputs:
+        root = Path(text)
+        if root.is_dir():
+            pairs.extend((str(p), str(Path(outdir) / p.relative_to(root)))
+                         for p in sorted(root.rglob("*.tflite")) if p.is_file())
+        else:
+            pairs.append((text, str(Path(outdir) / root.name)))
+    seen: dict[str, str] = {}
+    for model, output in pairs:
+        if output in seen:
+            raise PlanError(f"{seen[output]} and {model} would both be written to {output}; "
+                            f"optimize them in separate runs")
+        seen[output] = model
+    return pairs
+
+
+LONG_SEARCH_S = 5.0
+"""From this --time-budget on, `optimize` reports its placement search's progress on stderr."""
+
+
+def _search_progress(budget: float) -> Callable[[str], None] | None:
+    """Progress lines on stderr for long searches on a terminal (stdout stays the result)."""
+    if budget < LONG_SEARCH_S or not sys.stderr.isatty():
+        return None
+
+    def show(line: str) -> None:
+        print(f"optimize: {line}", file=sys.stderr, flush=True)
+    return show
 
 
 def _refuse_overwrite(model: str, output: str, force: bool) -> None:
@@ -207,8 +295,14 @@ def _cmd_optimize(sub: Any) -> None:
                                    "lower bound, and pin it in the model as "
                                    "OfflineMemoryAllocation metadata. The unmodified TFLM "
                                    "follows it and computes identical outputs.")
-    p.add_argument("model", help="a .tflite file")
-    p.add_argument("-o", "--output", required=True, help="where to write the optimized model")
+    p.add_argument("model", nargs="+",
+                   help="a .tflite file; or several files or folders, then -o is a folder")
+    p.add_argument("-o", "--output", required=True,
+                   help="where to write the optimized model (a folder for several models: "
+                        "each keeps its file name, a folder's models their relative paths)")
+    p.add_argument("--jobs", "-j", type=positive_int_argument, default=1, metavar="N",
+                   help="models optimized in parallel (processes; default 1)")
+    add_executor_argument(p)
     p.add_argument("--force", action="store_true",
                    help="overwrite OUTPUT if it exists (even when it is the input model)")
     p.add_argument("--reorder", action=argparse.BooleanOptionalAction, default=True,
@@ -298,15 +392,22 @@ def build_parser(json_errors: bool = False, only: str | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 1 tinyarena error, 2 usage error)."""
+    """Entry point; returns the exit status (0 ok, 1 tinyarena error, 2 usage error: argparse's
+    or a ``UsageError``)."""
     started = time.perf_counter()  # --time-budget counts from here
     arguments = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(json_errors="--json" in arguments,
                           only=arguments[0] if arguments else None)
     args = parser.parse_args(arguments)  # usage errors exit 2 (as JSON with --json)
     args.started = started
+    clash = check_esp_nn_usage(args)
+    if clash is not None:
+        parser.error(clash)  # exit 2, as JSON with --json
     try:
         status: int = args.handler(args)
+    except UsageError as exc:
+        _fail(args, error_object(exc), f"error: {exc}")
+        return 2
     except TinyArenaError as exc:
         _fail(args, error_object(exc), f"error: {exc}")
         return 1

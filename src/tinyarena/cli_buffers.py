@@ -14,7 +14,7 @@ import json
 import time
 from typing import Any
 
-from tinyarena.errors import PlanError
+from tinyarena.errors import UsageError
 
 
 def run_plan_buffers(args: argparse.Namespace) -> int:
@@ -23,7 +23,14 @@ def run_plan_buffers(args: argparse.Namespace) -> int:
 
     started = getattr(args, "started", None) or time.perf_counter()
     if args.model is not None:
-        raise PlanError("give a model or --buffers FILE.csv, not both")
+        raise UsageError("give a model or --buffers FILE.csv, not both")
+    ignored = [flag for flag, given in (("--target", getattr(args, "targets", None)),
+                                         ("--kernels", getattr(args, "kernels", None)),
+                                         ("--ascii", getattr(args, "ascii", False)),
+                                         ("--svg", getattr(args, "svg", None))) if given]
+    if ignored:
+        raise UsageError(f"{', '.join(ignored)}: only for a model's plan; --buffers plans a "
+                         f"bare buffer list, so drop {'it' if len(ignored) == 1 else 'them'}")
     table = read_buffer_csv(args.buffers)
     buffers = list(table.buffers)
     bound = lower_bound(buffers)
@@ -76,7 +83,7 @@ def _render(data: dict[str, Any], buffers: Any, budget: float | None) -> str:
     lines.append(f"{'id':>8} {'size':>10} {'offset':>10} {'first':>8} {'last':>8}")
     rows = data["buffers"]
     for row in rows[:200]:
-        lines.append(f"{row['id']:>8} {row['size']:>10} {row['offset']:>10} "
+        lines.append(f"{row['id']:>8} {row['size']:>10,} {row['offset']:>10,} "
                      f"{row['first']:>8} {row['last']:>8}")
     if len(rows) > 200:
         lines.append(f"... {len(rows) - 200} more (use --json for all)")

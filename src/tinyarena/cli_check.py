@@ -17,11 +17,19 @@ from typing import Any
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_target_argument,
+    builds_from_args,
+    check_build_arguments,
+    check_output_arguments,
     error_object,
     expand_models,
+    failed_record,
     positive_size_argument,
     report_error,
     run_batch,
+    side_by_side,
+    target_line,
+    targets_from_args,
+    text_stream,
     write_csv,
 )
 from tinyarena.errors import TinyArenaError
@@ -30,11 +38,13 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 1
 EXIT_OVER_BUDGET = 3
 
-CSV_COLUMNS = ("model", "target", "budget", "min_arena", "fits", "over_by", "headroom", "error")
+CSV_COLUMNS = ("model", "target", "kernel_set", "tflm", "budget", "min_arena", "fits", "over_by",
+               "headroom", "error")
 
 
 def check_record(model: str, *, target: str, budget: int,
-                 kernels: str | None = None) -> dict[str, Any]:
+                 kernels: str | None = None, esp_nn: str | None = None,
+                 parsed: Any = None) -> dict[str, Any]:
     """Does ``model`` fit ``budget`` bytes of arena on ``target``? As a JSON-ready dict.
 
     The arena a model needs is ``min_arena`` (the smallest arena TFLM's AllocateTensors
@@ -43,57 +53,125 @@ def check_record(model: str, *, target: str, budget: int,
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
 
+    build: dict[str, Any] = {"model": model, "target": target}
     try:
-        layout = allocate_model(read_model(model), target=get_target(target, kernels))
+        profile = get_target(target, kernels, esp_nn)
+        build.update(kernel_set=profile.kernel_set, tflm=profile.tflm_commit)
+        if profile.kernel_set == "esp-nn":
+            build["esp_nn_version"] = profile.esp_nn_version
+        layout = allocate_model(read_model(model) if parsed is None else parsed,
+                                target=profile)
     except TinyArenaError as exc:
-        return {"model": model, "target": target, "budget": budget, **error_object(exc)}
+        return {**build, "budget": budget, **error_object(exc)}
     need = int(layout.min_arena)
-    return {"model": model, "target": target, "budget": budget, "min_arena": need,
+    return {**build, "budget": budget, "min_arena": need,
             "fits": need <= budget, "over_by": max(0, need - budget),
             "headroom": max(0, budget - need)}
 
 
 def run_check(args: argparse.Namespace) -> int:
+    check_output_arguments(args)
+    check_build_arguments(args)
     models = expand_models(args.model)
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return EXIT_BAD_INPUT
-    job = functools.partial(check_record, target=args.target, budget=args.budget,
+    builds = tuple(builds_from_args(args))
+    job = functools.partial(check_records, builds=builds, budget=args.budget,
                             kernels=getattr(args, "kernels", None))
-    records = run_batch(job, models, args.jobs, desc="check")
-    build = _build_words(args)
+    nested = run_batch(job, models, args.jobs, desc="check", executor=args.executor,
+                       on_error=lambda model, exc: [failed_record(model, exc)] * len(builds))
+    summaries = [_summary(args, build, [per_model[i] for per_model in nested])
+                 for i, build in enumerate(builds)]
+    if args.csv:
+        write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r else r
+                             for s in summaries for r in s["models"]], CSV_COLUMNS)
+    if args.json:
+        print(json.dumps(summaries[0] if len(summaries) == 1 else summaries, indent=2))
+    else:
+        _print_summaries(args, summaries)
+    statuses = {s["exit_code"] for s in summaries}
+    return next((s for s in (EXIT_BAD_INPUT, EXIT_OVER_BUDGET) if s in statuses), EXIT_OK)
+
+
+def check_records(model: str, *, builds: tuple[tuple[str, str | None], ...], budget: int,
+                  kernels: str | None = None) -> list[dict[str, Any]]:
+    """``check_record`` for every build (target, esp-nn release), the model read once: one
+    batch task per model."""
+    from tinyarena.model import read_model
+
+    try:
+        parsed = read_model(model)
+    except TinyArenaError as exc:
+        return [{"model": model, "target": t, "budget": budget, **error_object(exc)}
+                for t, _ in builds]
+    return [check_record(model, target=t, budget=budget, kernels=kernels, esp_nn=v,
+                         parsed=parsed) for t, v in builds]
+
+
+def _summary(args: argparse.Namespace, build: tuple[str, str | None],
+             records: list[dict[str, Any]]) -> dict[str, Any]:
+    """``check --json`` for one build: every model's record and the verdict."""
+    target, esp_nn = build
+    profile = _profile(target, getattr(args, "kernels", None), esp_nn)
+    kernel_set, tflm = profile.kernel_set, profile.tflm_commit
     errors = sum("error" in r for r in records)
     over = sum(r.get("fits") is False for r in records)
     status = EXIT_BAD_INPUT if errors else EXIT_OVER_BUDGET if over else EXIT_OK
-    if args.csv:
-        write_csv(args.csv, [{**r, "error": r["error"]["message"]} if "error" in r else r
-                             for r in records], CSV_COLUMNS)
-    if args.json:
-        print(json.dumps({"ok": status == EXIT_OK, "exit_code": status, "target": args.target,
-                          "kernel_set": build[0], "tflm": build[1], "budget": args.budget,
-                          "fits": len(records) - over - errors,
-                          "over_budget": over, "errors": errors, "models": records}, indent=2))
-        return status
-    for r in records:
-        if "error" in r:
-            print(f"ERROR  {r['model']}: {r['error']['message']}", file=sys.stderr)
-        elif r["fits"]:
-            print(f"ok     {r['model']}: {r['min_arena']:,} bytes, {r['headroom']:,} under "
-                  f"the {args.budget:,}-byte budget")
-        else:
-            print(f"OVER   {r['model']}: {r['min_arena']:,} bytes, {r['over_by']:,} over the "
-                  f"{args.budget:,}-byte budget")
-    print(f"{len(records)} model(s) on {args.target} (kernels {build[0]}, TFLM {build[1]}): "
-          f"{len(records) - over - errors} fit, {over} over budget, {errors} could not be sized")
-    return status
+    esp = {"esp_nn_version": profile.esp_nn_version} if kernel_set == "esp-nn" else {}
+    return {"ok": status == EXIT_OK, "exit_code": status, "target": target,
+            "kernel_set": kernel_set, **esp, "tflm": tflm, "budget": args.budget,
+            "fits": len(records) - over - errors, "over_budget": over, "errors": errors,
+            "models": records}
 
 
-def _build_words(args: argparse.Namespace) -> tuple[str, str]:
-    """The kernel set and TFLM version the numbers hold for (they differ between builds)."""
+def _print_summaries(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> None:
+    """One block per target (its target line first), then, for several, one row per model."""
+    out = text_stream(args)
+    for i, s in enumerate(summaries):
+        if i:
+            print(file=out)
+        print(target_line(_profile(s["target"], getattr(args, "kernels", None),
+                                   s.get("esp_nn_version"))), file=out)
+        for r in s["models"]:
+            if "error" in r:
+                print(f"ERROR  {r['model']}: {r['error']['message']}", file=sys.stderr)
+            elif r["fits"]:
+                print(f"ok     {r['model']}: {r['min_arena']:,} bytes, {r['headroom']:,} under "
+                      f"the {args.budget:,}-byte budget", file=out)
+            else:
+                print(f"OVER   {r['model']}: {r['min_arena']:,} bytes, {r['over_by']:,} over "
+                      f"the {args.budget:,}-byte budget", file=out)
+        print(f"{len(s['models'])} model(s) on {_label(s)} (kernels {s['kernel_set']}, TFLM "
+              f"{s['tflm']}): {s['fits']} fit, {s['over_budget']} over budget, {s['errors']} "
+              f"could not be sized", file=out)
+    if len(summaries) > 1:
+        print(file=out)
+        print(f"side by side: minimum arena (bytes) against the {args.budget:,}-byte budget",
+              file=out)
+        rows = [(r["model"], [_cell(s["models"][i]) for s in summaries])
+                for i, r in enumerate(summaries[0]["models"])]
+        print("\n".join(side_by_side("model", [_label(s) for s in summaries], rows)),
+              file=out)
+
+
+def _cell(record: dict[str, Any]) -> str:
+    if "error" in record:
+        return "error"
+    return f"{record['min_arena']:,}" + ("" if record["fits"] else " OVER")
+
+
+def _profile(target: str, kernels: str | None, esp_nn: str | None) -> Any:
+    """The build the numbers hold for (kernel set, esp-nn release and TFLM version differ)."""
     from tinyarena.arena.targets import get_target
 
-    profile = get_target(args.target, getattr(args, "kernels", None))
-    return profile.kernel_set, profile.tflm_commit
+    return get_target(target, kernels, esp_nn)
+
+
+def _label(summary: dict[str, Any]) -> str:
+    """A build's column name: the target, with the esp-nn release when one is named."""
+    version = summary.get("esp_nn_version")
+    return summary["target"] if version is None else f"{summary['target']} esp-nn {version}"
 
 
 def add_check_parser(sub: Any) -> None:
@@ -107,10 +185,10 @@ def add_check_parser(sub: Any) -> None:
     add_batch_arguments(p)
     p.add_argument("--budget", type=positive_size_argument, required=True, metavar="BYTES",
                    help="arena bytes available on the device: 98304, 0x18000, 96K or 96KiB")
-    add_target_argument(p)
+    add_target_argument(p, several=True)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run_check)
 
 
 __all__ = ["CSV_COLUMNS", "EXIT_BAD_INPUT", "EXIT_OK", "EXIT_OVER_BUDGET", "add_check_parser",
-           "check_record", "run_check"]
+           "check_record", "check_records", "run_check"]

@@ -12,6 +12,7 @@ CSV next to JSON).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -39,20 +40,124 @@ if TYPE_CHECKING:
     from tinyarena.arena.targets import TargetProfile
 
 
-def add_target_argument(p: argparse.ArgumentParser) -> None:
-    """``--target`` and ``--kernels``, the same on every command that sizes, plans or runs for
-    a TFLM build: the choices are the profiles and kernel sets ``tinyarena.arena.targets``
-    defines, so a new target is data. ``target_from_args`` turns them into one profile."""
-    from tinyarena.arena.targets import KERNEL_SETS, PROFILES
+class _TargetAction(argparse.Action):
+    """``--target T``: ``args.target`` is the first target named and ``args.targets`` every
+    target, in order, without repeats. A command that sizes for one build only (``several``
+    false) refuses a second ``--target`` as a usage error, instead of silently keeping one."""
 
-    p.add_argument("--target", choices=tuple(PROFILES), default="host-x64",
+    def __init__(self, option_strings: Sequence[str], dest: str, several: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.several = several
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        seen = list(getattr(namespace, "targets", None) or [])
+        if seen and values not in seen and not self.several:
+            parser.error(f"{parser.prog} takes one --target (got {seen[0]} and {values}); "
+                         f"size and check take several")
+        if not seen:
+            setattr(namespace, self.dest, values)
+        if values not in seen:
+            seen.append(values)
+        namespace.targets = seen
+
+
+def add_target_argument(p: argparse.ArgumentParser, several: bool = False) -> None:
+    """``--target``, ``--kernels`` and ``--esp-nn``, the same on every command that sizes, plans
+    or runs for a TFLM build: the choices are the profiles, kernel sets and esp-nn releases
+    ``tinyarena.arena.targets`` defines, so a new target is data. ``target_from_args`` turns
+    them into one profile; with ``several``, ``--target`` and ``--esp-nn`` may be repeated
+    (``builds_from_args``: one record per build); ``check_esp_nn_usage`` checks the rest."""
+    from tinyarena.arena.targets import ESP_NN_VERSIONS, KERNEL_SETS, PROFILES
+
+    p.add_argument("--target", action=_TargetAction, several=several, choices=tuple(PROFILES),
+                   default="host-x64",
                    help="the TFLM build: struct layout, kernels and allocator (default "
                         "host-x64, the pip wheel; cortex-m0 ... cortex-m85 for an Arm "
-                        "Cortex-M firmware built with arm-none-eabi-gcc; list: tinyarena "
-                        "targets)")
+                        "Cortex-M firmware built with arm-none-eabi-gcc; esp32, esp32s3, "
+                        "esp32p4, esp32c3, esp32c6 for esp-tflite-micro; list: tinyarena "
+                        "targets)" + ("; repeat it for several builds, side by side"
+                                      if several else ""))
     p.add_argument("--kernels", choices=KERNEL_SETS, default=None,
                    help="the kernels the firmware links (default: the target's own: "
-                        "cmsis-nn on cortex-m*, reference elsewhere)")
+                        "cmsis-nn on cortex-m*, esp-nn on esp32*, reference elsewhere)")
+    p.add_argument("--esp-nn", action="append", choices=ESP_NN_VERSIONS, default=None,
+                   metavar="VERSION",
+                   help="on esp32* targets: the esp-nn release the firmware resolved ("
+                        + ", ".join(ESP_NN_VERSIONS) + f"; default {ESP_NN_VERSIONS[-1]}, "
+                        "what a fresh build of esp-tflite-micro's esp-nn >=1.1.1 gets)"
+                        + ("; repeat for one record per version" if several else ""))
+    p.set_defaults(targets=None, several_builds=several)
+
+
+def targets_from_args(args: argparse.Namespace) -> list[str]:
+    """Every ``--target`` named, in order (the default target when none was)."""
+    named = getattr(args, "targets", None)
+    if named:
+        return list(named)
+    given = getattr(args, "target", None)
+    if isinstance(given, list):  # a parser of its own with action="append" (report)
+        return list(dict.fromkeys(given)) or ["host-x64"]
+    return [given or "host-x64"]
+
+
+def targets_of(args: argparse.Namespace) -> list[str]:
+    """The --target values as a list (one, several, or the default host-x64)."""
+    return targets_from_args(args)
+
+
+def esp_nn_of(args: argparse.Namespace) -> list[str | None]:
+    """The --esp-nn values (in order, once each), or [None]: the target's default release."""
+    given = getattr(args, "esp_nn", None)
+    return list(dict.fromkeys(given)) if given else [None]
+
+
+def builds_from_args(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """Every build the arguments name, (target, esp-nn release or None), targets outermost:
+    a command that gives one record per build gives them in this order."""
+    return [(t, v) for t in targets_from_args(args) for v in esp_nn_of(args)]
+
+
+def check_esp_nn_usage(args: argparse.Namespace) -> str | None:
+    """Why --target/--kernels/--esp-nn cannot go together (a usage error, exit 2), or None.
+    --esp-nn names an esp-nn release: only esp32* targets with their esp-nn kernels have one."""
+    from tinyarena.arena.targets import ESP_NN_VERSIONS, PROFILES
+
+    versions = [v for v in esp_nn_of(args) if v is not None]
+    if not versions:
+        return None
+    known = ", ".join(ESP_NN_VERSIONS)
+    for name in targets_of(args):
+        profile = PROFILES.get(name)
+        if profile is not None and profile.esp_nn_dispatch is None:
+            return (f"--esp-nn applies to esp32* targets; target {name} has no ESP-NN build "
+                    f"(esp-nn versions: {known})")
+    kernels = getattr(args, "kernels", None)
+    if kernels not in (None, "esp-nn"):
+        return (f"--esp-nn names the esp-nn release, but --kernels {kernels} links no ESP-NN; "
+                f"drop one of them (esp-nn versions: {known})")
+    if len(versions) > 1 and not getattr(args, "several_builds", False):
+        return (f"this command sizes one build; give one --esp-nn (esp-nn versions: {known}), "
+                f"or compare versions with tinyarena size --esp-nn A --esp-nn B")
+    return None
+
+
+def check_build_arguments(args: argparse.Namespace) -> None:
+    """Refuse a target/kernel-set pair that names no build (``--kernels cmsis-nn`` on
+    host-x64) before any model is read: a ``UsageError`` (exit 2), not one error per model."""
+    from tinyarena.arena.targets import get_target
+
+    for name, version in builds_from_args(args):
+        get_target(name, getattr(args, "kernels", None), version)
+
+
+def target_line(profile: TargetProfile, allocator: str | None = None,
+                planned: str | None = None) -> str:
+    """The line every command's output starts with: what its numbers depend on (target, ABI,
+    kernel set, allocator, TFLM version, and what placed the buffers when that is known)."""
+    line = profile.header(allocator)
+    return f"{line} | {planned}" if planned else line
 
 
 def parse_size(text: str) -> int:
@@ -106,6 +211,12 @@ def error_object(exc: BaseException, kind: str | None = None) -> dict[str, Any]:
     return {"error": body}
 
 
+def failed_record(model: str, exc: BaseException) -> dict[str, Any]:
+    """A model's record when its work raised instead of returning one (a worker lost on
+    every retry, an executor's own failure): the batch goes on, the model reports it."""
+    return {"model": model, **error_object(exc)}
+
+
 def report_error(args: argparse.Namespace, kind: str, message: str) -> None:
     """A command's own failure (not a model's): the JSON error object with --json, else
     ``error: ...`` on stderr."""
@@ -130,6 +241,15 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
                         "the same for every N")
     p.add_argument("--csv", default=None, metavar="FILE",
                    help="also write one row per model to FILE as CSV ('-' for stdout)")
+    add_executor_argument(p)
+
+
+def add_executor_argument(p: argparse.ArgumentParser) -> None:
+    """--executor: where a batch runs. The records are the same whichever runs them."""
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local: this machine, --jobs processes (default); ray: tasks on the "
+                        "Ray cluster at RAY_ADDRESS or running here, else a local one "
+                        "started for the command (pip install 'tinyarena[ray]')")
 
 
 def positive_int_argument(text: str) -> int:
@@ -173,41 +293,89 @@ def is_single(paths: Sequence[str]) -> bool:
 
 
 def run_batch(func: Callable[[T], R], items: Sequence[T], jobs: int = 1,
-              desc: str = "") -> list[R]:
-    """``[func(item) for item in items]``, in that order, on ``jobs`` processes.
+              desc: str = "", executor: str | None = None,
+              on_error: Callable[[T, BaseException], R] | None = None) -> list[R]:
+    """``[func(item) for item in items]``, in that order, on ``jobs`` processes or on Ray.
 
     ``func`` must be a module-level function that returns plain data and reports a model's
-    failure in its result, so one bad model does not stop the batch. A progress bar goes to
-    stderr when it is a terminal and the batch has at least ``PROGRESS_MIN_ITEMS`` items.
+    failure in its result, so one bad model does not stop the batch (``on_error`` turns
+    what escapes it, a worker lost on every retry included, into that model's result). A
+    progress bar goes to stderr when it is a terminal and the batch has at least
+    ``PROGRESS_MIN_ITEMS`` items.
     """
-    workers = max(1, min(jobs, len(items)))
-    if workers == 1:
-        return list(_progress(map(func, items), len(items), desc))
-    from concurrent.futures import ProcessPoolExecutor  # ~15 ms of imports a single model skips
+    from tinyarena.executors import map_ordered
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(_progress(pool.map(func, items), len(items), desc))
+    with _progress_bar(len(items), desc) as tick:
+        return map_ordered(func, items, jobs=jobs, executor=executor, on_error=on_error,
+                           progress=tick)
 
 
-def _progress(results: Iterable[R], total: int, desc: str) -> Iterator[R]:
+@contextlib.contextmanager
+def _progress_bar(total: int, desc: str) -> Iterator[Callable[[int], None] | None]:
+    """A tqdm bar on a terminal's stderr for batches of ``PROGRESS_MIN_ITEMS`` or more, as a
+    callback taking how many items just finished; None (no bar) otherwise."""
     if total < PROGRESS_MIN_ITEMS or not sys.stderr.isatty():
-        yield from results
+        yield None
         return
     from tqdm import tqdm
 
-    yield from tqdm(results, total=total, desc=desc or None, unit="model", file=sys.stderr,
-                    leave=False)
+    with tqdm(total=total, desc=desc or None, unit="model", file=sys.stderr,
+              leave=False) as bar:
+        yield bar.update
+
+
+def side_by_side(corner: str, columns: Sequence[str],
+                 rows: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """A text table with one column per target (several ``--target``): labels left, cells
+    right-aligned, every column as wide as its widest cell."""
+    label_width = max(len(corner), *(len(label) for label, _ in rows))
+    widths = [max(len(name), *(len(cells[i]) for _, cells in rows))
+              for i, name in enumerate(columns)]
+    lines = [f"{corner:<{label_width}}  " + "  ".join(
+        f"{name:>{w}}" for name, w in zip(columns, widths))]
+    lines += [f"{label:<{label_width}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths))
+              for label, cells in rows]
+    return [line.rstrip() for line in lines]
 
 
 def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    """Rows as CSV with a header line; missing fields are empty, None is empty."""
+    """Rows as CSV with a header line; missing fields are empty, None is empty, booleans are
+    ``true``/``false`` (as in the JSON, so a spreadsheet and a script read the same word)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(columns), extrasaction="ignore",
                             lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+        writer.writerow({k: _csv_cell(row.get(k)) for k in columns})
     return out.getvalue()
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def csv_to_stdout(args: argparse.Namespace) -> bool:
+    """``--csv -``: stdout carries the CSV only, so the text goes to stderr."""
+    return getattr(args, "csv", None) == "-"
+
+
+def text_stream(args: argparse.Namespace) -> Any:
+    """Where a command's human-readable text goes: stdout, or stderr when ``--csv -`` has
+    stdout (``tinyarena size *.tflite --csv - | python -c 'import csv ...'`` must parse)."""
+    return sys.stderr if csv_to_stdout(args) else sys.stdout
+
+
+def check_output_arguments(args: argparse.Namespace) -> None:
+    """``--csv -`` and ``--json`` both want stdout: a usage error, not a mixed stream."""
+    from tinyarena.errors import UsageError
+
+    if csv_to_stdout(args) and getattr(args, "json", False):
+        raise UsageError("--csv - and --json both write to stdout; write the CSV to a file "
+                         "(--csv FILE) or drop one of them")
 
 
 def write_csv(target: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
@@ -219,11 +387,15 @@ def write_csv(target: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[
 
 
 def target_from_args(args: argparse.Namespace) -> TargetProfile:
-    """The profile ``--target`` and ``--kernels`` name (host-x64 when no target is given)."""
+    """The profile ``--target``, ``--kernels`` and ``--esp-nn`` name (host-x64 when no
+    target is given); a command that sizes one build refuses several."""
     from tinyarena.arena.targets import get_target
+    from tinyarena.errors import UsageError
 
-    return get_target(getattr(args, "target", None) or "host-x64",
-                      getattr(args, "kernels", None))
+    targets, versions = targets_of(args), esp_nn_of(args)
+    if len(targets) > 1 or len(versions) > 1:
+        raise UsageError("this sizes one build; give one --target and at most one --esp-nn")
+    return get_target(targets[0], getattr(args, "kernels", None), versions[0])
 
 
 def plan_warnings(args: argparse.Namespace) -> list[str]:
@@ -244,10 +416,18 @@ def plan_warnings(args: argparse.Namespace) -> list[str]:
 __all__ = [
     "PROGRESS_MIN_ITEMS",
     "add_batch_arguments",
+    "add_executor_argument",
     "add_target_argument",
+    "builds_from_args",
+    "check_build_arguments",
+    "check_esp_nn_usage",
+    "check_output_arguments",
+    "csv_to_stdout",
+    "esp_nn_of",
     "csv_text",
     "error_object",
     "expand_models",
+    "failed_record",
     "is_single",
     "oserror_message",
     "parse_size",
@@ -257,8 +437,13 @@ __all__ = [
     "report_error",
     "run_batch",
     "seconds_argument",
+    "side_by_side",
     "size_argument",
+    "targets_of",
     "target_from_args",
+    "target_line",
+    "targets_from_args",
+    "text_stream",
     "version_text",
     "write_csv",
 ]

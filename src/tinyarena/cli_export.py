@@ -16,61 +16,76 @@ from typing import Any
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_target_argument,
+    check_build_arguments,
+    check_output_arguments,
+    esp_nn_of,
     error_object,
     report_error,
     expand_models,
+    failed_record,
     is_single,
     oserror_message,
     run_batch,
     size_argument,
+    target_from_args,
+    target_line,
+    text_stream,
     write_csv,
 )
-from tinyarena.errors import TinyArenaError
+from tinyarena.errors import TinyArenaError, UsageError
 
-CSV_COLUMNS = ("model", "name", "header", "source", "target", "model_bytes", "min_arena",
-               "margin", "arena_size", "op_count", "ops", "error")
+CSV_COLUMNS = ("model", "name", "header", "source", "target", "kernel_set", "tflm", "model_bytes",
+               "min_arena", "margin", "arena_size", "op_count", "ops", "error")
 
 
 def export_record(model: str, *, target: str, output: str, name: str | None,
-                  margin: int, kernels: str | None = None) -> dict[str, Any]:
+                  margin: int, kernels: str | None = None,
+                  esp_nn: str | None = None) -> dict[str, Any]:
     """Export one model into ``output``; its result (or its error) as a JSON-ready dict."""
     from tinyarena.arena.targets import get_target
     from tinyarena.export import export_model
 
     try:
-        sources = export_model(model, target=get_target(target, kernels), name=name,
-                               margin=margin)
+        profile = get_target(target, kernels, esp_nn)
+        sources = export_model(model, target=profile, name=name, margin=margin)
         header, source = sources.write(output)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
     except OSError as exc:
         return {"model": model, "error": {"type": "OSError", "message": oserror_message(exc)}}
-    return {"model": model, **sources.to_dict(), "header": str(header), "source": str(source)}
+    # the kernel set and TFLM version kTensorArenaSize holds for, named in JSON and CSV too
+    return {"model": model, "kernel_set": profile.kernel_set, "tflm": profile.tflm_commit,
+            **sources.to_dict(), "header": str(header), "source": str(source)}
 
 
 def run_export(args: argparse.Namespace) -> int:
+    check_output_arguments(args)
+    check_build_arguments(args)
+    _check_name(args.name)
     models = expand_models(args.model)
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
     if args.name is not None and len(models) > 1:
-        report_error(args, "UsageError",
-                     "--name names one model; with several, each is named after its file")
-        return 2
+        raise UsageError("--name names one model; with several, each is named after its file")
     clash = _duplicate_names(models) if args.name is None else None
     if clash is not None:
         report_error(args, "BuildError", clash)
         return 1
     job = functools.partial(export_record, target=args.target,
-                            kernels=getattr(args, "kernels", None), output=args.output,
+                            kernels=getattr(args, "kernels", None), esp_nn=esp_nn_of(args)[0],
+                            output=args.output,
                             name=args.name, margin=args.margin)
-    records = run_batch(job, models, args.jobs, desc="export")
+    records = run_batch(job, models, args.jobs, desc="export", executor=args.executor,
+                        on_error=failed_record)
     if args.csv:
         write_csv(args.csv, [_csv_row(r) for r in records], CSV_COLUMNS)
     if args.json:
         print(json.dumps(records[0] if is_single(args.model) else records,
                          indent=2))
     else:
+        out = text_stream(args)
+        print(target_line(target_from_args(args)), file=out)
         for r in records:
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
@@ -78,8 +93,18 @@ def run_export(args: argparse.Namespace) -> int:
                 print(f"{r['model']}: wrote {r['header']} and {r['source']}  "
                       f"(kTensorArenaSize {r['arena_size']:,} = min_arena {r['min_arena']:,} "
                       f"+ margin {r['margin']:,}; MicroMutableOpResolver<{r['op_count']}>; "
-                      f"target {r['target']})")
+                      f"target {r['target']})", file=out)
     return 1 if any("error" in r for r in records) else 0
+
+
+def _check_name(name: str | None) -> None:
+    """--name becomes a C++ namespace and the file stem: refuse one that is not an identifier
+    before anything is written (a usage error, whatever the models)."""
+    from tinyarena.export import c_name
+
+    if name is not None and c_name(name) != name:
+        raise UsageError(f"--name {name!r} is not a C++ identifier (it names the namespace and "
+                         f"the files); use e.g. {c_name(name)!r}")
 
 
 def _duplicate_names(models: list[str]) -> str | None:

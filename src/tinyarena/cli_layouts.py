@@ -7,8 +7,8 @@ import argparse
 import json
 from typing import Any
 
-from tinyarena.cli_common import target_from_args
-from tinyarena.errors import PlanError
+from tinyarena.cli_common import target_from_args, target_line
+from tinyarena.errors import ModelError, UsageError
 
 
 def add_layout_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,42 +30,46 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
     from tinyarena.model import read_model
     from tinyarena.report.explain import planner_text
 
+    if len(getattr(args, "targets", None) or ()) > 1:
+        raise UsageError("--split and --shared-arena size for one build; give one --target")
     if args.split and args.shared_arena:
-        raise PlanError("choose --split or --shared-arena, not both")
+        raise UsageError("choose --split or --shared-arena, not both")
     if getattr(args, "csv", None):
-        raise PlanError("--csv writes one row per model; --split and --shared-arena give one "
+        raise UsageError("--csv writes one row per model; --split and --shared-arena give one "
                         "record, use --json instead")
     given = models
     models = expand_models(given)  # a folder is its *.tflite files, sorted, as for size
     if not models:
-        raise PlanError(f"no .tflite files in {', '.join(given)}")
+        raise ModelError(f"no .tflite files in {', '.join(given)}")
     if args.split:
         if len(models) != 1:
-            raise PlanError("--split sizes one model; give exactly one .tflite file")
+            raise UsageError("--split sizes one model; give exactly one .tflite file")
         if args.arena_size is not None:
-            raise PlanError("--arena-size checks one arena; --split reports the minimum of "
+            raise UsageError("--arena-size checks one arena; --split reports the minimum of "
                             "each of the two arenas instead")
-        s = allocate_split(read_model(models[0]), target=target_from_args(args))
+        profile = target_from_args(args)
+        s = allocate_split(read_model(models[0]), target=profile)
         data: dict[str, Any] = {"model": models[0], **s.to_dict()}
-        text = (f"{models[0]}  [{s.target}, two arenas, production allocator, "
-                f"{planner_text(s.layout)}]\n"
-                f"persistent arena      used {s.persistent_used:>10}  minimum "
-                f"{s.persistent_min:>10} bytes\n"
-                f"non-persistent arena  used {s.non_persistent_used:>10}  minimum "
-                f"{s.non_persistent_min:>10} bytes  (Prepare's temp tensors and the "
+        text = (f"{target_line(profile, 'production', planner_text(s.layout))}\n"
+                f"{models[0]}  [two arenas]\n"
+                f"persistent arena      used {s.persistent_used:>10,}  minimum "
+                f"{s.persistent_min:>10,} bytes\n"
+                f"non-persistent arena  used {s.non_persistent_used:>10,}  minimum "
+                f"{s.non_persistent_min:>10,} bytes  (Prepare's temp tensors and the "
                 f"planner's working area live here before the plan)")
     else:
-        shared = allocate_shared([read_model(m) for m in models], target=target_from_args(args),
+        profile = target_from_args(args)
+        shared = allocate_shared([read_model(m) for m in models], target=profile,
                                  arena_size=args.arena_size)
         data = {"models": models, **shared.to_dict(models)}
-        rows = [f"  {i + 1}. {name}: its plan {m.own_head}, its tail {m.own_tail} bytes; "
-                f"shared head {m.head}, tail {m.tail} after its AllocateTensors"
+        rows = [f"  {i + 1}. {name}: its plan {m.own_head:,}, its tail {m.own_tail:,} bytes; "
+                f"shared head {m.head:,}, tail {m.tail:,} after its AllocateTensors"
                 for i, (name, m) in enumerate(zip(models, shared.models))]
         text = "\n".join(
-            [f"shared arena  [{shared.target}, one MicroAllocator, models allocated in this "
-             f"order]", *rows,
-             f"used {shared.used} bytes (head {shared.head} + tail {shared.tail}), minimum "
-             f"arena {shared.min_arena} bytes"])
+            [target_line(profile, "production"), "shared arena  [one MicroAllocator, models "
+             "allocated in this order]", *rows,
+             f"used {shared.used:,} bytes (head {shared.head:,} + tail {shared.tail:,}), "
+             f"minimum arena {shared.min_arena:,} bytes"])
     print(json.dumps(data, indent=2) if args.json else text)
     return 0
 

@@ -1,7 +1,7 @@
 """``tinyarena ops``: every operator TFLM's Python runtime registers, and what tinyarena does
 with it (the data is ``tinyarena.kernels.catalog``; this module only renders it).
 
-``--markdown`` prints the table the README carries; a test keeps the two identical.
+``--markdown`` prints the table docs/operators.md carries; a test keeps the two identical.
 """
 
 from __future__ import annotations
@@ -63,5 +63,5 @@ def add_ops_parser(sub: Any) -> None:
                     "accepts and whether tinyarena sizes its arena and runs it.")
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="machine-readable output")
-    form.add_argument("--markdown", action="store_true", help="the README's table")
+    form.add_argument("--markdown", action="store_true", help="the table of docs/operators.md")
     p.set_defaults(handler=_run_ops)

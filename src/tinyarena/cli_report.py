@@ -14,7 +14,7 @@ from tinyarena.errors import ModelError
 
 
 def add_report_parser(sub: Any) -> None:
-    from tinyarena.arena.targets import PROFILES
+    from tinyarena.arena.targets import ESP_NN_VERSIONS, PROFILES
 
     p = sub.add_parser("report", help="one self-contained HTML page explaining the arena",
                        description="Write an HTML page (no network, no scripts) with the memory "
@@ -25,6 +25,11 @@ def add_report_parser(sub: Any) -> None:
     p.add_argument("--target", action="append", choices=tuple(PROFILES), default=None,
                    help="a TFLM build to size for (repeat for several, shown side by side; "
                         "default host-x64, the pip wheel)")
+    p.add_argument("--esp-nn", action="append", choices=ESP_NN_VERSIONS, default=None,
+                   metavar="VERSION",
+                   help="on esp32* targets: an esp-nn release to size for (repeat for one "
+                        "column each; every column after the first says which operator's "
+                        "scratch changed)")
     p.add_argument("-o", "--output", required=True, help="where to write the HTML file")
     p.add_argument("--optimized", metavar="FILE", default=None,
                    help="an optimized model (from `tinyarena optimize`) to compare with; "
@@ -33,7 +38,7 @@ def add_report_parser(sub: Any) -> None:
                    help="leave out the optimizer's before/after")
     p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
                    help="time for the optimizer's placement search (default 1)")
-    p.set_defaults(handler=run_report)
+    p.set_defaults(handler=run_report, several_builds=True)
 
 
 def _graph(model: Any) -> tuple[Any, ...]:
@@ -83,13 +88,29 @@ def run_report(args: argparse.Namespace) -> int:
     from tinyarena.report.explain import explain_arena
     from tinyarena.report.html import render_report
 
+    from tinyarena.arena.targets import get_target
+
+    if args.optimized is not None and args.no_optimize:
+        from tinyarena.errors import UsageError
+
+        raise UsageError("--optimized FILE compares with an optimized model and --no-optimize "
+                         "leaves the comparison out; give one of them")
     model = read_model(args.model)
     targets = list(dict.fromkeys(args.target or ["host-x64"]))
-    explanations = [explain_arena(model, allocate_model(model, target=t)) for t in targets]
+    versions = list(dict.fromkeys(args.esp_nn or [None]))
+    explanations = [explain_arena(model, allocate_model(model, target=get_target(t, None, v)))
+                    for t in targets for v in versions]
     view = None if args.no_optimize else _optimize_view(args, model, targets[0])
     page = render_report(Path(args.model).name, explanations, view)
     Path(args.output).write_text(page, encoding="utf-8")
-    print(f"wrote {args.output}: {len(targets)} target(s), "
+    from tinyarena.cli_common import target_line
+
+    for e in explanations:  # each build's line, as every command starts, and its verdict
+        print(target_line(get_target(e.layout.target, e.layout.kernel_set,
+                                     e.layout.esp_nn_version), e.layout.allocator,
+                          e.planner_text))
+        print(f"declare {e.layout.min_arena:,} bytes (arena used {e.layout.total:,})")
+    print(f"wrote {args.output}: {len(explanations)} build(s), "
           f"{sum(len(e.buffers) for e in explanations)} planned buffers drawn")
     return 0
 

@@ -20,6 +20,7 @@ from tinyarena.cli_common import (
     positive_int_argument,
     positive_size_argument,
     target_from_args,
+    target_line,
 )
 
 
@@ -68,12 +69,33 @@ def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Load MODEL, feed the input file (or random data), invoke, print outputs and report."""
+    import sys
+
     from tinyarena.interpreter import Interpreter
     from tinyarena.interpreter.inputs import load_inputs, random_inputs
+    from tinyarena.kernels import native as native_kernels
+    from tinyarena.model import read_model
 
+    _check_image_options(args)
+    profile = target_from_args(args)
+    if not args.json:  # first, as in every command: what the numbers below are for
+        print(target_line(profile), flush=True)
     warnings = plan_warnings(args)
-    ip = Interpreter(args.model, arena_size=args.arena_size, target=target_from_args(args),
-                     native=_native_setting(args.native, args.repeat))
+    model = read_model(args.model)
+    native = _native_setting(args.native, args.repeat, _operator_count(model),
+                             native_kernels.available() and not native_kernels.switched_off(),
+                             native_kernels.cache_is_warm())
+    if args.native == "on" and not native_kernels.available():
+        from tinyarena.errors import InterpreterError
+
+        raise InterpreterError(f"--native on needs numba, which is not installed: "
+                               f"{native_kernels.INSTALL_HINT}; or run with --native off (or "
+                               f"auto), which gives the same outputs with the numpy kernels")
+    if native and not native_kernels.cache_is_warm():
+        print(f"[tinyarena] first build of the compiled kernels on this machine (numba): "
+              f"allocation takes a few seconds per kernel family (person_detect ~6 s), once; "
+              f"they are cached on disk. --native off skips it", file=sys.stderr, flush=True)
+    ip = Interpreter(model, arena_size=args.arena_size, target=profile, native=native)
     started = time.perf_counter()
     ip.allocate_tensors()
     _say_if_kernels_were_built(ip.native, time.perf_counter() - started)
@@ -105,6 +127,11 @@ def run_command(args: argparse.Namespace) -> int:
     if args.json:
         data = {
             "model": str(args.model), "input": source,
+            "build": {"target": profile.name, "kernels": profile.kernels,
+                      "kernel_set": profile.kernel_set,
+                      "esp_nn_version": (profile.esp_nn_version
+                                         if profile.kernel_set == "esp-nn" else None),
+                      "allocator": profile.default_allocator, "tflm": profile.tflm_commit},
             "outputs": [{"name": d["name"], "index": i, "dtype": v.dtype.name,
                          "shape": list(v.shape), "values": v.tolist(),
                          "dequantized": (None if (dq := _dequantized(v, d)) is None
@@ -115,10 +142,13 @@ def run_command(args: argparse.Namespace) -> int:
                           "kernels": "compiled" if ip.native else "numpy"},
             "allocation": report.to_dict(),
             "warnings": warnings,
+            "target": profile.name, "kernel_set": profile.kernel_set,
+            "tflm": profile.tflm_commit,
         }
         print(json.dumps(_json_safe(data), indent=2, allow_nan=False))
         return 0
     print(f"{args.model}  input: {source}")
+    print(profile.header())
     for i, (d, v) in enumerate(zip(out_details, outputs)):
         print(f"output {i} {d['name']!r} {v.dtype.name}{list(v.shape)}:")
         print(f"  {_format_array(v)}")
@@ -133,27 +163,64 @@ def run_command(args: argparse.Namespace) -> int:
                 print(f"    {entry['rank']}. class {entry['index']}{name}: "
                       f"{entry['score']:.4f}")
     kernels = "compiled kernels" if ip.native else "numpy kernels"
-    print(f"invoke: {median_ms:.3f} ms (median of {len(times)}, {kernels})")
+    print(f"host time, invoke: {median_ms:,.3f} ms (median of {len(times)}, tinyarena's "
+          f"{kernels} on this machine; not the device's time)")
     if args.output:
         print(f"outputs saved to {args.output}")
     print()
-    print(report.text)
+    print("\n".join(_report_lines(report, profile.name)))
     return 0
 
 
+def _report_lines(report: Any, target: str) -> list[str]:
+    """TFLM's allocation lines as its recording allocator prints them, then the arena and the
+    host-only memory in words (the device needs the arena, never tinyarena's workspaces)."""
+    lines = ["TFLM's allocation report, as its RecordingMicroAllocator prints it:"]
+    lines += [line for line in report.text.splitlines() if not line.startswith("[tinyarena]")]
+    lines.append(f"arena on {target}: {report.arena_size:,} bytes, {report.total:,} used "
+                 f"(head {report.head:,} + tail {report.tail:,})")
+    host = report.workspace_bytes + report.compiled_constant_bytes
+    parts = [f"{report.workspace_bytes:,} bytes of workspaces in {report.workspace_count:,} "
+             f"buffers"]
+    if report.compiled_constant_bytes:
+        parts.append(f"{report.compiled_constant_bytes:,} bytes of compiled kernels' packed "
+                     f"constants")
+    lines.append(f"host memory of tinyarena's kernels; the device does not need it: {host:,} "
+                 f"bytes ({', '.join(parts)})")
+    return lines
+
+
+def _check_image_options(args: argparse.Namespace) -> None:
+    """--pixels, --pixel-range and --resize say how an image becomes the input: given with
+    no image they would be silently ignored, so they are a usage error (exit 2)."""
+    from tinyarena.errors import UsageError
+    from tinyarena.interpreter.inputs import IMAGE_SUFFIXES
+
+    given = [flag for flag, value in (("--pixels", args.pixels is not None),
+                                      ("--pixel-range", args.pixel_range != (0.0, 1.0)),
+                                      ("--resize", args.resize)) if value]
+    image = args.input is not None and Path(args.input).suffix.lower() in IMAGE_SUFFIXES
+    if given and not image:
+        what = f"--input {args.input} is not an image" if args.input else "there is no --input"
+        raise UsageError(f"{', '.join(given)}: only for an image input "
+                         f"({', '.join(IMAGE_SUFFIXES)}), and {what}; drop "
+                         f"{'it' if len(given) == 1 else 'them'}")
+
+
 def _check_labels(labels: list[str], details: list[dict[str, Any]]) -> None:
-    """--labels names output 0's classes: a count that differs names the wrong classes."""
-    from tinyarena.errors import InterpreterError
+    """--labels names output 0's classes: a count that differs names the wrong classes (an
+    argument that contradicts the model: a usage error, exit 2)."""
+    from tinyarena.errors import UsageError
 
     shape = tuple(int(d) for d in details[0]["shape"]) if details else ()
     if len(shape) == 2 and shape[0] == 1:
         shape = shape[1:]
     if len(shape) != 1:
-        raise InterpreterError(f"--labels names the classes of a classifier output, but output "
-                               f"0 has shape {list(details[0]['shape']) if details else []}")
+        raise UsageError(f"--labels names the classes of a classifier output, but output "
+                         f"0 has shape {list(details[0]['shape']) if details else []}")
     if len(labels) != shape[0]:
-        raise InterpreterError(f"--labels gives {len(labels)} names but output 0 has "
-                               f"{shape[0]} classes; give one name per class, in order")
+        raise UsageError(f"--labels gives {len(labels)} names but output 0 has "
+                         f"{shape[0]} classes; give one name per class, in order")
 
 
 def _json_safe(value: Any) -> Any:
@@ -250,8 +317,9 @@ def add_run_parser(sub: Any) -> None:
                    help="invoke N times and report the median time")
     p.add_argument("--native", choices=("auto", "on", "off"), default="auto",
                    help="compiled kernels (extra 'fast', numba): 'auto' (default) uses them when "
-                        "numba is installed and --repeat is above 1 (importing numba costs ~0.5 s, "
-                        "more than one invoke saves); same outputs either way")
+                        "numba is installed and the expected saving (--repeat x operators x "
+                        "~20 us) outweighs loading them (~0.5 s) or, on a machine that has not "
+                        "built them yet, their first build (~6 s); same outputs either way")
     p.set_defaults(handler=run_command)
 
 
@@ -270,13 +338,30 @@ def _say_if_kernels_were_built(native: bool, seconds: float) -> None:
               file=sys.stderr)
 
 
-def _native_setting(choice: str, repeat: int) -> bool | None:
-    """``Interpreter(native=...)`` for ``--native``: 'auto' skips numba's import for one invoke."""
+# --native auto: compiled kernels pay off only when the invokes they speed up outweigh what
+# loading them costs. Typical figures from benchmarks/invoke.py (docs/speed.md): the compiled
+# kernels save ~2-150 us per operator and invoke (20 us is a middle value), importing numba and
+# loading cached kernels costs ~0.5 s, and a first build on a machine ~6 s (person_detect).
+SAVING_PER_OP_INVOKE_S = 20e-6
+CACHED_LOAD_S = 0.5
+UNCACHED_BUILD_S = 6.0
+
+
+def _native_setting(choice: str, repeat: int, operators: int, available: bool,
+                    cache_warm: bool) -> bool:
+    """``Interpreter(native=...)`` for ``--native``: 'auto' compiles only where the expected
+    saving (``repeat`` invokes of ``operators`` operators) outweighs loading the compiled
+    kernels, or building them when none is cached on this machine yet."""
     if choice == "on":
         return True
-    if choice == "off" or repeat <= 1:
+    if choice == "off" or not available:
         return False
-    return None
+    cost = CACHED_LOAD_S if cache_warm else UNCACHED_BUILD_S
+    return repeat * operators * SAVING_PER_OP_INVOKE_S > cost
+
+
+def _operator_count(model: Any) -> int:
+    return sum(len(sg.operators) for sg in model.subgraphs)
 
 
 def _summary(model: Any) -> list[str]:
@@ -310,13 +395,16 @@ def demo_command(args: argparse.Namespace) -> int:
         Path(args.save).write_bytes(model_bytes)
     model = read_model(model_bytes)
     layout = allocate_model(model)
+    from tinyarena.arena.targets import get_target
+
+    print(target_line(get_target(layout.target), layout.allocator))
     print("tinyarena demo: an int8 CNN built with tinyarena.builder, run in a TFLM arena")
     print("=" * 78)
-    print(f"model: {model.description!r}, {len(model_bytes)} bytes"
+    print(f"model: {model.description!r}, {len(model_bytes):,} bytes"
           + (f" (saved to {args.save})" if args.save else ""))
     print("\n".join(_summary(model)))
     print()
-    print(f"arena plan (head = {layout.head} bytes, TFLM's GreedyMemoryPlanner; one row per "
+    print(f"arena plan (head = {layout.head:,} bytes, TFLM's GreedyMemoryPlanner; one row per "
           f"time step, one column per 1/80 of the head):")
     plan = Plan(tuple(b.offset for b in layout.buffers),
                 tuple(Buffer(b.size, b.first, b.last) for b in layout.buffers))
@@ -324,8 +412,8 @@ def demo_command(args: argparse.Namespace) -> int:
     print()
     ip = Interpreter(model_bytes)  # the smallest arena TFLM accepts
     ip.allocate_tensors()
-    print(f"allocation report ({ip.arena.nbytes}-byte arena):")
-    print(ip.allocation_report().text)
+    print(f"allocation report ({ip.arena.nbytes:,}-byte arena):")
+    print("\n".join(_report_lines(ip.allocation_report(), layout.target)))
     print()
     for vertical in (True, False):
         image = stripes.stripes(vertical)

@@ -2,7 +2,9 @@
 
 ``cli.py`` keeps the ``size`` parser; this module holds ``size_record`` (a module-level function
 returning plain data, so a batch runs in a process pool with the same result per model as a
-single call) and ``run_size``.
+single call) and ``run_size``. Several ``--target`` or ``--esp-nn`` values give one record per
+build and model; each record after the first of a model says what changed from the previous
+build and which operator's scratch request moved the arena (``change``).
 """
 
 from __future__ import annotations
@@ -14,33 +16,47 @@ import sys
 from typing import Any
 
 from tinyarena.cli_common import (
+    builds_from_args,
+    check_build_arguments,
+    check_output_arguments,
     error_object,
     expand_models,
+    failed_record,
     is_single,
     report_error,
     run_batch,
+    side_by_side,
+    targets_from_args,
+    text_stream,
     write_csv,
 )
 from tinyarena.errors import TinyArenaError
 
-CSV_COLUMNS = ("model", "target", "allocator", "planner", "head", "tail", "total", "min_arena",
-               "error")
+CSV_COLUMNS = ("model", "target", "kernel_set", "tflm", "allocator", "planner", "head", "tail",
+               "total", "min_arena", "error")
+# The side-by-side table of several --target: one row per quantity, one column per target.
+SIDE_BY_SIDE = (("minimum arena", "min_arena"), ("arena used", "total"), ("head", "head"),
+                ("tail", "tail"))
 
 
 def size_record(model: str, *, target: str, arena_size: int | None,
-                kernels: str | None = None) -> dict[str, Any]:
+                kernels: str | None = None, esp_nn: str | None = None,
+                parsed: Any = None) -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
-    that ``optimize`` proved safe only for other kernels than this target's."""
+    that ``optimize`` proved safe only for other kernels than this target's.
+    ``scratch_requests``: every kernel scratch request (operator and bytes). ``parsed``: the
+    model already read (a batch sizing one model for several builds reads it once)."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
     from tinyarena.model.metadata import plan_safety
     from tinyarena.report import explain_arena, render_size, size_dict
+    from tinyarena.report.changes import scratch_requests
 
     try:
-        profile = get_target(target, kernels)
-        parsed = read_model(model)
+        profile = get_target(target, kernels, esp_nn)
+        parsed = read_model(model) if parsed is None else parsed
         layout = allocate_model(parsed, target=profile, arena_size=arena_size)
         explained = explain_arena(parsed, layout)
         warnings: list[str] = []
@@ -49,19 +65,58 @@ def size_record(model: str, *, target: str, arena_size: int | None,
 
             warnings = plan_warnings(parsed, profile)
     except TinyArenaError as exc:
-        return {"model": model, **error_object(exc)}
+        return {"model": model, "target": target, **error_object(exc)}
     return {"model": model, **size_dict(layout, explained), "warnings": warnings,
+            "scratch_requests": scratch_requests(explained), "build": _label(profile),
             "text": render_size(layout, title=model, explanation=explained)}
 
 
+def _label(profile: Any) -> str:
+    """A build as the change lines name it: ``esp32s3 esp-nn 1.2.0 (ESP32-S3 dispatch)``."""
+    return f"{profile.name} {profile.kernels}"
+
+
+def size_records(model: str, *, builds: tuple[tuple[str, str | None], ...],
+                 arena_size: int | None, kernels: str | None = None) -> list[dict[str, Any]]:
+    """``size_record`` for every build (target, esp-nn release), the model read once: one
+    batch task per model."""
+    from tinyarena.model import read_model
+
+    try:
+        parsed = read_model(model)
+    except TinyArenaError as exc:
+        return [{"model": model, "target": t, **error_object(exc)} for t, _ in builds]
+    return [size_record(model, target=t, arena_size=arena_size, kernels=kernels, esp_nn=v,
+                        parsed=parsed) for t, v in builds]
+
+
+def _with_changes(records: list[dict[str, Any]], builds: int) -> None:
+    """Each record after the first of its model gets ``change``: from the previous build."""
+    from tinyarena.report.changes import arena_change
+
+    for i, r in enumerate(records):
+        prev = records[i - 1] if i % builds else None
+        if prev is not None and "error" not in r and "error" not in prev:
+            r["change"] = arena_change(prev, r, prev["build"])
+
+
 def run_size(args: argparse.Namespace) -> int:
+    from tinyarena.report.changes import change_lines
+
+    check_output_arguments(args)
+    check_build_arguments(args)
     models = expand_models(args.model)
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
-    job = functools.partial(size_record, target=args.target, arena_size=args.arena_size,
+    builds = tuple(builds_from_args(args))
+    job = functools.partial(size_records, builds=builds, arena_size=args.arena_size,
                             kernels=getattr(args, "kernels", None))
-    records = run_batch(job, models, args.jobs, desc="size")
+    nested = run_batch(job, models, args.jobs, desc="size", executor=args.executor,
+                       on_error=lambda model, exc: [failed_record(model, exc)] * len(builds))
+    # one record per model and build, each model's builds together
+    records = [record for per_model in nested for record in per_model]
+    _with_changes(records, len(builds))
     texts = [r.pop("text", None) for r in records]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"
         for warning in r.get("warnings", ()):
@@ -71,17 +126,44 @@ def run_size(args: argparse.Namespace) -> int:
                              else {**r, "planner": r.get("planned_by")}  # JSON's planned_by
                              for r in records], CSV_COLUMNS)
     if args.json:
-        print(json.dumps(records[0] if is_single(args.model) else records, indent=2))
+        single = is_single(args.model) and len(builds) == 1
+        print(json.dumps(records[0] if single else records, indent=2))
     else:
+        out = text_stream(args)
         blocks = []
         for r, text in zip(records, texts):
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
             elif text is not None:
-                blocks.append(text)
+                extra = change_lines(r["change"]) if "change" in r else []
+                blocks.append("\n".join([text, *extra]))
+        if len(builds) > 1:
+            blocks.append(side_by_side_text(records, [_column(t, v) for t, v in builds]))
         if blocks:
-            print("\n\n".join(blocks))
+            print("\n\n".join(blocks), file=out)
     return 1 if any("error" in r for r in records) else 0
 
 
-__all__ = ["CSV_COLUMNS", "run_size", "size_record"]
+def _column(target: str, esp_nn: str | None) -> str:
+    """A build's column name: the target, with the esp-nn release when one is named."""
+    return target if esp_nn is None else f"{target} esp-nn {esp_nn}"
+
+
+def side_by_side_text(records: list[dict[str, Any]], columns: list[str]) -> str:
+    """Several builds in one table: per model, each quantity in one column per build.
+    ``records`` hold each model's builds together, in the order of ``columns``."""
+    n = len(columns)
+    groups = [records[i:i + n] for i in range(0, len(records), n)]
+    first_ok = {c: r for group in groups for c, r in zip(columns, group) if "error" not in r}
+    lines = ["side by side (bytes): " + "; ".join(
+        f"{c}: kernels {first_ok[c]['kernel_set']}, TFLM {first_ok[c]['tflm']}"
+        for c in columns if c in first_ok)]
+    for group in groups:
+        rows = [(f"  {label}", ["error" if "error" in r else f"{r[key]:,}" for r in group])
+                for label, key in SIDE_BY_SIDE]
+        lines.append("")
+        lines.extend(side_by_side(group[0]["model"], columns, rows))
+    return "\n".join(lines)
+
+
+__all__ = ["CSV_COLUMNS", "run_size", "side_by_side_text", "size_record", "size_records"]

@@ -11,7 +11,7 @@ from typing import Any
 
 
 def _rows() -> list[dict[str, Any]]:
-    from tinyarena.arena.targets import PROFILES
+    from tinyarena.arena.targets import ESP_NN_VERSIONS, PROFILES
 
     return [{
         "name": p.name,
@@ -22,29 +22,42 @@ def _rows() -> list[dict[str, Any]]:
         "allocator": p.default_allocator,
         "tflm": p.tflm_commit,
         "description": p.description,
+        # esp32*: the esp_nn.h dispatch and the esp-nn releases --esp-nn accepts (last: default)
+        **({"esp_nn_dispatch": p.esp_nn_dispatch, "esp_nn_versions": list(ESP_NN_VERSIONS),
+            "esp_nn_default": p.esp_nn_version} if p.esp_nn_dispatch is not None else {}),
     } for p in PROFILES.values()]
 
 
 def _kernels(row: dict[str, Any]) -> str:
     from tinyarena.arena.targets import ISA_NAMES
 
+    from tinyarena.arena.targets import ESP_NN_DISPATCH_NAMES
+
     isa = row["cmsis_nn_isa"]
     if row["kernels"] == "cmsis-nn" and isa is not None:
         return f"cmsis-nn ({ISA_NAMES[isa]})"
+    if row["kernels"] == "esp-nn" and "esp_nn_dispatch" in row:
+        return (f"esp-nn {row['esp_nn_default']} "
+                f"({ESP_NN_DISPATCH_NAMES[row['esp_nn_dispatch']]})")
     return str(row["kernels"])
 
 
 def _render(rows: list[dict[str, Any]]) -> str:
+    from tinyarena.arena.targets import ESP_NN_VERSIONS
+
     table = [("target", "default kernels", "allocator", "TFLM", "ABI")]
     table += [(r["name"], _kernels(r), r["allocator"], r["tflm"], r["abi"]) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(4)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4]
              for row in table]
     lines.append("")
-    lines.append("--kernels reference|cmsis-nn overrides a target's default kernel set; "
-                 "cmsis-nn needs a cortex-m* target.")
+    lines.append("--kernels reference|cmsis-nn|esp-nn overrides a target's default kernel "
+                 "set; cmsis-nn needs a cortex-m* target, esp-nn an esp32* one.")
     lines.append("cortex-m* default to CMSIS-NN, which most Cortex-M deployments link; "
                  "CMSIS-NN's code path (plain C, DSP, MVE) follows the core.")
+    lines.append("esp32* are esp-tflite-micro 1.4.0 builds and default to ESP-NN; --esp-nn "
+                 f"{'|'.join(ESP_NN_VERSIONS)} picks the esp-nn release (default "
+                 f"{ESP_NN_VERSIONS[-1]}), --kernels reference the same chip without ESP-NN.")
     return "\n".join(lines)
 
 

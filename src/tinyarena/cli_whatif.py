@@ -7,20 +7,25 @@ import argparse
 import json
 from typing import Any
 
-from tinyarena.cli_common import add_target_argument, positive_int_argument, target_from_args
+from tinyarena.cli_common import (
+    add_target_argument,
+    positive_int_argument,
+    target_from_args,
+    target_line,
+)
 
 
-def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
-    lines = [f"{title}  [{w.target}, {planner}]",
-             f"arena used {w.total} bytes (head {w.head} + tail {w.tail})",
+def _render(w: Any, title: str, names: dict[int, str], header: str, planner: str) -> str:
+    lines = [header, title,
+             f"arena used {w.total:,} bytes (head {w.head:,} + tail {w.tail:,})",
              f"peak: steps {', '.join(map(str, w.peak_steps)) or '-'}; tensors forming it: "
              + (", ".join(f"{t} {names[t]!r}" for t in w.peak_tensors) or "-"),
              "",
              f"{'rank':>4}  {'tensor':>6}  {'saving':>9}  {'memcpy':>9}  {'bytes':>9}  "
              f"{'roles':<18} name"]
     for rank, c in enumerate(w.candidates, 1):
-        lines.append(f"{rank:>4}  {c.tensor:>6}  {c.saving_bytes:>9}  {c.memcpy_bytes:>9}  "
-                     f"{c.nbytes:>9}  {','.join(c.roles):<18} {c.name}")
+        lines.append(f"{rank:>4}  {c.tensor:>6}  {c.saving_bytes:>9,}  {c.memcpy_bytes:>9,}  "
+                     f"{c.nbytes:>9,}  {','.join(c.roles):<18} {c.name}")
     if not w.candidates and "offline plan" in planner:
         lines.append("no candidate: every graph input and output, variable and peak tensor is "
                      "a constant or pinned by the model's offline plan, and RFC 001 does not "
@@ -38,8 +43,8 @@ def _render(w: Any, title: str, names: dict[int, str], planner: str) -> str:
             if s is w.best_set and len(s.tensors) < w.max_external:
                 label = f"best {len(s.tensors)}"
                 how += f"; all {len(s.tensors)} candidates, fewer than --max-external"
-            lines.append(f"{label:<10} tensors {list(s.tensors)}: saves {s.saving_bytes} bytes, "
-                         f"{s.memcpy_bytes} memcpy bytes ({how})")
+            lines.append(f"{label:<10} tensors {list(s.tensors)}: saves {s.saving_bytes:,} "
+                         f"bytes, {s.memcpy_bytes:,} memcpy bytes ({how})")
     return "\n".join(lines)
 
 
@@ -58,7 +63,9 @@ def _run_whatif(args: argparse.Namespace) -> int:
         print(json.dumps({"model": args.model, **w.to_dict()}, indent=2))
     else:
         names = {t.index: t.name for t in model.subgraphs[0].tensors}
-        print(_render(w, args.model, names, planner_text(layout)))
+        planner = planner_text(layout)
+        print(_render(w, args.model, names, target_line(profile, layout.allocator, planner),
+                      planner))
     return 0
 
 

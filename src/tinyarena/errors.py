@@ -8,6 +8,8 @@
      +-- KernelError           a kernel rejected its tensors during prepare or eval
      +-- InterpreterError      the interpreter API was used out of order or with bad arguments
      +-- BuildError            the model builder or rewriter was asked for something invalid
+     +-- UsageError            options that name nothing (an unknown target) or contradict each
+                               other; the CLI exits 2 for it, as for argparse's own usage errors
 
 Foreign exceptions (struct.error, IndexError from a bad offset, ...) are caught where they
 arise and re-raised as one of these, so callers need to handle only ``TinyArenaError``.
@@ -61,6 +63,12 @@ class BuildError(TinyArenaError):
     """The builder or the rewriter was asked to write an invalid model."""
 
 
+class UsageError(TinyArenaError):
+    """The caller asked for something that does not exist (a target, a kernel set) or combined
+    options that contradict each other: nothing about the model is wrong. ``tinyarena`` exits 2
+    for it, like for its own argument errors."""
+
+
 __all__ = [
     "ArenaTooSmallError",
     "BuildError",
@@ -70,4 +78,5 @@ __all__ = [
     "PlanError",
     "TinyArenaError",
     "UnsupportedOpError",
+    "UsageError",
 ]

@@ -61,7 +61,7 @@ class _Context:
     def allocate_temp_tensor(self, index: int) -> None:
         pass
 
-    def request_scratch(self, nbytes: int) -> int:
+    def request_scratch(self, nbytes: int, *, eval_writes: int = 0) -> int:
         self.scratches.append(np.zeros(nbytes, dtype=np.uint8))
         return len(self.scratches) - 1
 

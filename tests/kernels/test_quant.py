@@ -357,3 +357,36 @@ def test_srdhm_and_rdbp_match_scalar_c_on_signed_operands() -> None:
     for e in (0, 1, 2, 7, 20, 31):
         assert q.rounding_divide_by_pot(a, e).tolist() == [_rdbpot(int(x), e) for x in a]
         assert int(q.rounding_divide_by_pot(int(a[3]), e)) == _rdbpot(int(a[3]), e)
+
+
+@pytest.mark.parametrize("shift", [-31, -20, -9, -1, 0, 1, 4])
+@pytest.mark.parametrize("offset", [0, -128, 7, 300])
+def test_one_channel_requant_matches_scalar_c(shift: int, offset: int) -> None:
+    """``make`` with one multiplier and shift (its Python-integer path) gives the outputs of
+    the scalar C transcription, and the same arrays and flags as the per-channel path."""
+    rng = np.random.default_rng(abs(1000 + shift * 7 + offset))
+    for m in (0, 2**30, 2**31 - 1, int(rng.integers(2**30, 2**31 - 1))):
+        acc = np.concatenate([rng.integers(-(2**31), 2**31 - 1, 400),
+                              rng.integers(-70000, 70000, 400),
+                              [I32_MIN, I32_MAX, 0, -1, 1]]).reshape(-1, 1)
+        rq = q.ChannelRequant.make(m, shift, offset, -32768, 32767)
+        wide = q.ChannelRequant.make([m, m], [shift, shift], offset, -32768, 32767)
+        for name in ("multiplier", "left", "right", "half", "rounds", "fused_add",
+                     "fused_shift"):
+            assert np.array_equal(getattr(rq, name), getattr(wide, name)[:1]), name
+        for name in ("any_left", "any_right", "fused", "fused_all_fix", "offset_in_fused_add"):
+            assert getattr(rq, name) == getattr(wide, name), name
+        expected = np.array([[min(32767, max(-32768, _mbqm(int(v), m, shift) + offset))]
+                             for v in acc[:, 0]])
+        out = np.empty(acc.shape, np.int16)
+        work = acc.astype(np.int64)
+        q.requantize_inplace(work, rq, out, np.empty_like(work))
+        assert np.array_equal(out, expected), (m, shift, offset)
+
+
+def test_one_channel_requant_refuses_like_the_array_path() -> None:
+    for m, s in ((-1, -3), (2**30, -63)):
+        with pytest.raises(KernelError):
+            q.ChannelRequant.make(m, s, 0, -128, 127)
+        with pytest.raises(KernelError):
+            q.ChannelRequant.make([m, m], [s, s], 0, -128, 127)

@@ -140,7 +140,7 @@ def test_check_jobs_2_equals_jobs_1_and_csv(capsys, models: Path, tmp_path: Path
     assert outputs[0] == outputs[1]
     rows = list(csv.DictReader(io.StringIO(outputs[0][1])))
     assert [Path(r["model"]).name for r in rows] == ["fc0.tflite", "fc1.tflite", "fc2.tflite"]
-    assert {(r["min_arena"], r["fits"], r["over_by"]) for r in rows} == {("1936", "True", "0")}
+    assert {(r["min_arena"], r["fits"], r["over_by"]) for r in rows} == {("1936", "true", "0")}
 
 
 def test_size_csv(capsys, models: Path, tmp_path: Path) -> None:

@@ -214,7 +214,7 @@ def test_shared_arena_takes_a_folder_and_refuses_csv(tmp_path, capsys) -> None:
     assert main(["size", str(folder), "--shared-arena", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == want
     for extra in (["--shared-arena", *files], ["--split", files[0]]):
-        assert main(["size", *extra, "--csv", str(tmp_path / "x.csv"), "--json"]) == 1
+        assert main(["size", *extra, "--csv", str(tmp_path / "x.csv"), "--json"]) == 2
         assert "--csv" in json.loads(capsys.readouterr().out)["error"]["message"]
         assert not (tmp_path / "x.csv").exists()
 
@@ -427,7 +427,7 @@ def test_run_labels_must_name_every_class(tmp_path, capsys, labels) -> None:
     # `--labels a` for a 4-class output labelled class 0 and left the rest unnamed, and extra
     # names were ignored: a miscounted list names the wrong classes without a word
     model = _tiny_model(tmp_path)  # output shape (4,)
-    assert main(["run", model, "--labels", labels, "--json"]) == 1
+    assert main(["run", model, "--labels", labels, "--json"]) == 2  # a usage error (issue 19)
     message = json.loads(capsys.readouterr().out)["error"]["message"]
     assert "--labels" in message and "4 classes" in message
     assert main(["run", model, "--labels", "a,b,c,d", "--json"]) == 0

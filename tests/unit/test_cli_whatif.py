@@ -53,7 +53,7 @@ def test_size_split_and_shared_json(capsys) -> None:
 def test_layout_usage_errors(capsys) -> None:
     hello = _model("hello_world_float.tflite")
     # Several models without --shared-arena are a batch (issue 11), each sized on its own.
-    assert main(["size", str(hello), str(hello), "--split"]) == 1
+    assert main(["size", str(hello), str(hello), "--split"]) == 2  # a usage error (issue 19)
     assert "exactly one" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["whatif", str(hello), "--max-external", "0"])

@@ -13,6 +13,7 @@ PACKAGE = Path(tinyarena.__file__).resolve().parent
 # Lower rank = closer to the leaves. Equal rank, different name: neither may import the other.
 RANKS = {
     "_util": 0, "errors": 0, "_version": 0,
+    "executors": 1,
     "planning": 1, "model": 1,
     "kernels": 2,
     "arena": 3,
@@ -24,6 +25,7 @@ RANKS = {
     "cli_run": 9,  # and any other cli_<name>.py subcommand module
     "cli_report": 9, "cli_check": 9, "cli_export": 9, "cli_size": 9,
     "cli_whatif": 9, "cli_layouts": 9, "cli_ops": 9, "cli_buffers": 9, "cli_targets": 9,
+    "batch": 9.5,
     "cli": 10,
     "__init__": 11, "__main__": 11,
 }

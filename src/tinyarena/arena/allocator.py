@@ -115,7 +115,7 @@ def allocate_model(
         path = "production"  # the wheel's kPreserveAllTensors uses a plain MicroAllocator
     res = resolver or _DefaultResolver(profile.kernel_set)
     if not allow_tinyarena_kernels:
-        _refuse_tinyarena_only_kernels(model, res)
+        _refuse_tinyarena_only_kernels(model, res, profile)
     pre = check_preallocated(model, preallocated)
 
     big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre)
@@ -126,6 +126,15 @@ def allocate_model(
     # or crashes by luck (facts 1.5; measured on Cortex-M55: a hard fault). Declare the size
     # that cannot overlap.
     min_arena = max(checked, align_up(big.alloc.overlap_free_end, ARENA_ALIGNMENT))
+    overrun_end, overrun_by = _scratch_overrun_end(big)
+    overrun_min = align_up(overrun_end + big.alloc.tail_used, ARENA_ALIGNMENT)
+    overrun_note = ""
+    if overrun_min > min_arena:
+        min_arena = overrun_min
+        overrun_note = (f"min_arena {min_arena:,} keeps an invoke-time overrun clear of the "
+                        f"tail: {overrun_by} reaches TFLM's tail objects in a smaller arena "
+                        f"(TFLM's own checks pass from {checked:,} bytes; below {min_arena:,} "
+                        f"the model works or crashes depending on the bytes overwritten)")
     if arena_size is None:
         final = _relocated(big, min_arena)
     elif arena_size >= min_arena and arena_size % ARENA_ALIGNMENT == 0:
@@ -147,7 +156,41 @@ def allocate_model(
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
                 arena_size=arena_size, needed=needed, missing=needed - arena_size,
             ) from None
-    return final.layout(min_arena, checked, _min_arena_note(min_arena, checked, big))
+    return dataclasses.replace(
+        final.layout(min_arena, checked,
+                     overrun_note or _min_arena_note(min_arena, checked, big)),
+        min_arena_cause="invoke overrun" if overrun_note else _min_arena_cause(checked, big))
+
+
+def _min_arena_cause(checked: int, big: _Run) -> str:
+    """Why TFLM's checks need more than ``arena_used_bytes()`` (head + tail after
+    AllocateTensors; facts 1.5): "rounding" when the 16-byte rounding of the arena size alone
+    explains it, else the transient step that needs the most (empty when nothing does)."""
+    used = big.alloc.head_used + big.alloc.tail_used
+    if checked <= used:
+        return ""
+    if checked <= align_up(used, ARENA_ALIGNMENT) or not big.required_driver:
+        return "rounding"
+    return big.required_driver
+
+
+def _scratch_overrun_end(run: _Run) -> tuple[int, str]:
+    """The highest arena byte (from the arena start, where the head begins) a kernel's eval
+    writes past a scratch buffer it requested too small, and which request; (0, "") when none
+    does. Below ``that + tail`` the overrun reaches the tail (TFLM's own objects) at invoke."""
+    if run.plan is None:
+        return 0, ""
+    end, by = 0, ""
+    for r, off in zip(run.plan_records, run.plan.offsets):
+        if r.kind != "scratch":
+            continue
+        req = run.scratch_requests[r.index]
+        if req.eval_writes > req.nbytes and off + req.eval_writes > end:
+            end = off + req.eval_writes
+            op = run.model.subgraphs[req.subgraph].operators[req.op_index]
+            by = (f"op {req.op_index} {op.name}'s kernel, which writes {req.eval_writes:,} "
+                  f"bytes into the {req.nbytes:,}-byte scratch it requested,")
+    return end, by
 
 
 def _min_arena_note(min_arena: int, checked: int, big: _Run) -> str:
@@ -176,7 +219,11 @@ def _relocated(run: _Run, arena_size: int) -> _Run:
     assert delta % ARENA_ALIGNMENT == 0 and arena_size >= run.alloc.required_end
     run.alloc.arena_size = arena_size
     run.alloc.tail -= delta
-    run.tail_log = [dataclasses.replace(t, address=t.address - delta) for t in run.tail_log]
+    # TailAllocation's fields positionally: dataclasses.replace costs ~8 us a record, a
+    # tenth of a small model's sizing (the order is checked in tests/unit/arena).
+    run.tail_log = [TailAllocation(t.label, t.requested, t.alignment, t.used,
+                                   t.address - delta, t.category, t.op, t.role)
+                    for t in run.tail_log]
     address_maps: tuple[dict[Any, int], ...] = (
         run.resource_buffers, run.init_buffers, run.bound_tensor_offsets, run.variable_offsets)
     for addresses in address_maps:
@@ -266,6 +313,13 @@ class _Run:
     preallocated: frozenset[tuple[int, int]] = frozenset()  # data supplied by the application
     prior_head: int = 0  # MicroAllocator::max_head_buffer_usage_ before this model
     overlap_driver: str = ""  # the allocation that last raised the overlap-free bound
+    required_driver: str = ""  # the step of AllocateTensors that last raised required_end
+
+    def note_required(self, step: str, before: int) -> None:
+        """``step`` raised the arena end TFLM's checks need above ``before``: remember it, so
+        that ``size`` can say what makes the minimum arena larger than the arena used."""
+        if self.alloc.required_end > before:
+            self.required_driver = step
 
     # -- tail helpers --------------------------------------------------------------------------
 
@@ -311,6 +365,8 @@ class _Run:
         return ArenaLayout(
             target=self.target.name,
             kernel_set=self.target.kernel_set,
+            esp_nn_version=(self.target.esp_nn_version if self.target.kernel_set == "esp-nn"
+                            else None),
             allocator=self.path,
             planner=self.planner,
             arena_size=self.alloc.arena_size,
@@ -360,7 +416,10 @@ def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver:
     _parse_builtin_data(run, registrations)
     _init_kernels(run, registrations)
     _prepare_kernels(run, registrations)
+    before = run.alloc.required_end
     _finish_model_allocation(run)
+    run.note_required("memory planning: the planner's working area (40 bytes per planned "
+                      "buffer) and its allocation records", before)
     _allocate_io_tensors(run)
     return run
 
@@ -379,13 +438,16 @@ def _registrations(model: Model, resolver: Resolver) -> dict[tuple[int, int], Re
     return found
 
 
-def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver) -> None:
+def _refuse_tinyarena_only_kernels(model: Model, resolver: Resolver,
+                                   profile: TargetProfile | None = None) -> None:
+    """``profile``: the build named in the message (its TFLM, e.g. esp-tflite-micro's)."""
+    build = "" if profile is None else f" (the {profile.name} build, TFLM {profile.tflm_commit})"
     for (sg, index), reg in _registrations(model, resolver).items():
         if not reg.tflm:
             raise UnsupportedOpError(
-                f"{reg.name} (operator {index} of subgraph {sg}) has no TFLM kernel, so TFLM "
-                f"cannot run this model and there is no TFLM arena to size; tinyarena's "
-                f"Interpreter can still run it", op_name=reg.name, op_index=index,
+                f"{reg.name} (operator {index} of subgraph {sg}) has no TFLM kernel, so TFLM"
+                f"{build} cannot run this model and there is no TFLM arena to size; "
+                f"tinyarena's Interpreter can still run it", op_name=reg.name, op_index=index,
                 subgraph_index=sg)
 
 
@@ -493,6 +555,7 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
     for sg in run.model.subgraphs:
         for op in sg.operators:
             reg = regs[(sg.index, op.index)]
+            before = run.alloc.required_end
             ctx = _KernelContext(run, sg.index, op, "prepare")
             if reg.prepare is not None:
                 with _foreign_errors_named(op, sg.index, "prepare"):
@@ -500,6 +563,9 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
             _check_dynamic_tensors(sg.tensors, op, sg.index)
             ctx.finish()
             _resize_request_array(run)
+            where = f" of subgraph {sg.index}" if sg.index else ""
+            run.note_required(f"the Prepare of operator {op.index}{where} ({op.name}): its temp "
+                              f"tensors and scratch requests", before)
 
 
 def _check_dynamic_tensors(tensors: tuple[Tensor, ...], op: Operator, subgraph: int) -> None:
@@ -682,14 +748,15 @@ class _KernelContext:
             self._temps += 2
         self._run.note_temp_peak()
 
-    def request_scratch(self, nbytes: int) -> int:
+    def request_scratch(self, nbytes: int, *, eval_writes: int = 0) -> int:
         """MicroAllocator::RequestScratchBufferInArena: a request record in the head."""
         self._require_prepare("request_scratch")
         if self._requests_this_op >= MAX_SCRATCH_PER_OP:
             raise KernelError(f"Scratch buffer request exceeds limit per operator "
                               f"({MAX_SCRATCH_PER_OP}): op {self.op.index} {self.op.name}")
         self._requests_this_op += 1
-        self._run.scratch_requests.append(ScratchRequest(nbytes, self.op.index, self.subgraph))
+        self._run.scratch_requests.append(ScratchRequest(nbytes, self.op.index, self.subgraph,
+                                                         eval_writes))
         return len(self._run.scratch_requests) - 1
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,

@@ -94,8 +94,12 @@ class ArenaLayout:
     # prepare, e.g. a kernel's weights in its GEMM's dtype), or None for a zeroed one
     workspace_initial: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     kernel_set: str = "reference"  # the kernels whose allocations the layout holds
+    esp_nn_version: str | None = None  # with kernel_set "esp-nn": the esp-nn release sized
     tflm_checked_min_arena: int = 0
     min_arena_note: str = ""
+    # why TFLM's checks need more than head + tail: "rounding" (to a multiple of 16 alone), or
+    # the step of AllocateTensors whose transient data needs the most; "" when nothing does
+    min_arena_cause: str = ""
 
     @property
     def arena_used_bytes(self) -> int:
@@ -106,6 +110,7 @@ class ArenaLayout:
         return {
             "target": self.target,
             "kernel_set": self.kernel_set,
+            "esp_nn_version": self.esp_nn_version,
             "allocator": self.allocator,
             "planner": self.planner,
             "arena_size": self.arena_size,

@@ -28,6 +28,9 @@ class ScratchRequest:
     nbytes: int
     op_index: int  # operator index within its subgraph
     subgraph: int
+    # bytes the kernel's eval writes from the buffer's start, when more than it asked for
+    # (esp-nn's softmax: 4 * depth into a 4 * dims[1] request); 0: no more than nbytes
+    eval_writes: int = 0
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,18 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
-from tinyarena.errors import UnsupportedOpError
+from tinyarena.errors import UnsupportedOpError, UsageError
 
 StructTable = Mapping[str, tuple[int, int]]  # C name -> (sizeof, alignof)
 
-KERNEL_SETS = ("reference", "cmsis-nn")
+KERNEL_SETS = ("reference", "cmsis-nn", "esp-nn")
 ISA_NAMES = {"plain": "plain C", "dsp": "DSP extension", "mve": "MVE/Helium"}
+# esp-nn releases tinyarena ports the Prepare-time scratch sizes of (oldest first; the last is
+# the default, as a fresh `idf.py` build resolves esp-tflite-micro's `esp-nn >=1.1.1` to it).
+ESP_NN_VERSIONS = ("1.1.2", "1.2.0", "1.2.3")
+# esp_nn.h's dispatch: the header a chip's build includes, as a user reads it.
+ESP_NN_DISPATCH_NAMES = {"esp32s3": "ESP32-S3 dispatch", "esp32p4": "ESP32-P4 dispatch",
+                         "generic": "generic C dispatch"}
 
 
 @dataclass(frozen=True)
@@ -61,12 +67,18 @@ class TargetProfile:
     kernels_optimized_for_speed: bool = False
     float_fma: bool = False
     libm: str = "glibc"
+    esp_nn_dispatch: str | None = None
+    esp_nn_version: str | None = None
 
     @property
     def kernels(self) -> str:
-        """The kernel set as a user reads it: ``cmsis-nn (DSP extension)``, ``reference``."""
+        """The kernel set as a user reads it: ``cmsis-nn (DSP extension)``, ``reference``,
+        ``esp-nn 1.2.3 (ESP32-S3 dispatch)``."""
         if self.kernel_set == "cmsis-nn" and self.cmsis_nn_isa is not None:
             return f"cmsis-nn ({ISA_NAMES[self.cmsis_nn_isa]})"
+        if self.kernel_set == "esp-nn" and self.esp_nn_dispatch is not None:
+            return (f"esp-nn {self.esp_nn_version} "
+                    f"({ESP_NN_DISPATCH_NAMES[self.esp_nn_dispatch]})")
         return self.kernel_set
 
     def header(self, allocator: str | None = None) -> str:
@@ -79,13 +91,36 @@ class TargetProfile:
         if kernel_set is None or kernel_set == self.kernel_set:
             return self
         if kernel_set not in KERNEL_SETS:
-            raise UnsupportedOpError(f"unknown kernel set {kernel_set!r}; choose one of "
-                                     f"{', '.join(KERNEL_SETS)}")
+            raise UsageError(f"unknown kernel set {kernel_set!r}; choose one of "
+                             f"{', '.join(KERNEL_SETS)}")
         if kernel_set == "cmsis-nn" and self.cmsis_nn_isa is None:
-            raise UnsupportedOpError(
+            raise UsageError(
                 f"target {self.name} has no CMSIS-NN build (CMSIS-NN needs an Arm Cortex-M "
                 f"core); choose a cortex-m* target, e.g. --target cortex-m4 --kernels cmsis-nn")
+        if kernel_set == "esp-nn" and self.esp_nn_dispatch is None:
+            raise UsageError(
+                f"target {self.name} has no ESP-NN build (ESP-NN runs on Espressif chips); "
+                f"choose an esp32* target, e.g. --target esp32s3 --kernels esp-nn")
         return replace(self, kernel_set=kernel_set)
+
+    def with_esp_nn(self, version: str | None) -> TargetProfile:
+        """This ESP build with esp-nn ``version`` (None: unchanged). Raises for a target
+        without ESP-NN, for ``--kernels reference`` and for a version tinyarena has no
+        formulas for, naming the known ones."""
+        if version is None:
+            return self
+        known = ", ".join(ESP_NN_VERSIONS)
+        if self.esp_nn_dispatch is None:
+            raise UsageError(
+                f"--esp-nn names an esp-nn release, but target {self.name} has no ESP-NN "
+                f"build; choose an esp32* target (esp-nn versions: {known})")
+        if self.kernel_set != "esp-nn":
+            raise UsageError(
+                f"--esp-nn {version} with --kernels {self.kernel_set}: that build links no "
+                f"ESP-NN; drop one of them (esp-nn versions: {known})")
+        if version not in ESP_NN_VERSIONS:
+            raise UsageError(f"unknown esp-nn version {version!r}; choose one of {known}")
+        return replace(self, esp_nn_version=version)
 
     def sizeof(self, struct: str) -> int:
         return self._entry(struct)[0]
@@ -403,6 +438,54 @@ def _cortex_profile(core: str, isa: str, what: str) -> TargetProfile:
     )
 
 
+# -- Espressif chips (issue 18): esp-tflite-micro 1.4.0 with ESP-NN ----------------------------
+# esp-tflite-micro 1.4.0 vendors TFLM 09656354 unchanged (its kernels/esp_nn/*.cc replace seven
+# reference kernels). Xtensa GCC (ESP32, ESP32-S3) and RISC-V ilp32/ilp32f GCC (ESP32-C3, -C6,
+# -P4) lay out every struct of the table as AAPCS with int-sized enums does (no -fshort-enums;
+# int64/double 8-aligned): the esp-oracle's provenance.abi, measured with -m32 -malign-double.
+# Only esp_nn's own NodeData differ (conv.cc, depthwise_conv.cc: OpDataConv + int buffer_idx;
+# softmax.cc: SoftmaxParams + int buffer_idx; SoftmaxParams holds a double, so 8-aligned).
+_ESP_NN_NODE_DATA: dict[str, tuple[int, int]] = {
+    "EspNnNodeDataConv": (60, 4),
+    "EspNnNodeDataSoftmax": (64, 8),
+    "SoftmaxParams": (56, 8),
+}
+_ESP: dict[str, tuple[int, int]] = {**_ARM32_INT_ENUMS, **_ESP_NN_NODE_DATA}
+_XTENSA_ABI = "Xtensa GCC: ILP32, int-sized enums, 8-byte aligned int64/double"
+_RISCV_ABI = "RISC-V GCC {}: ILP32, int-sized enums, 8-byte aligned int64/double"
+
+# chip -> (esp_nn.h dispatch, core, ABI, has a single-precision FPU). esp_nn.h picks the S3 or
+# P4 header for those chips and esp_nn_generic_opt.h for every other one (CONFIG_NN_OPTIMIZED,
+# the Kconfig default).
+_ESP_CHIPS: dict[str, tuple[str, str, str, bool]] = {
+    "esp32": ("generic", "Xtensa LX6", _XTENSA_ABI, True),
+    "esp32s3": ("esp32s3", "Xtensa LX7 with PIE SIMD", _XTENSA_ABI, True),
+    "esp32p4": ("esp32p4", "RISC-V RV32IMAFC with PIE", _RISCV_ABI.format("ilp32f"), True),
+    "esp32c3": ("generic", "RISC-V RV32IMC", _RISCV_ABI.format("ilp32"), False),
+    "esp32c6": ("generic", "RISC-V RV32IMAC", _RISCV_ABI.format("ilp32"), False),
+}
+
+
+def _esp_profile(chip: str, dispatch: str, core: str, abi: str, fpu: bool) -> TargetProfile:
+    """One chip's esp-tflite-micro build. ``float_fma``: GCC contracts float ``a * b + c`` to
+    the FPU's fused madd.s / fmadd.s where there is one (an assumption: float outputs were not
+    measured on silicon). ``libm``: ESP-IDF's newlib, whose float expf is the fdlibm code on
+    Xtensa and RISC-V (newlib's __OBSOLETE_MATH default outside Arm)."""
+    return TargetProfile(
+        name=chip,
+        description=f"{chip}: {core}; esp-tflite-micro 1.4.0 with ESP-NN, ESP-IDF GCC, "
+                    f"production allocator",
+        pointer_size=4, compression=False, short_enums=False, default_allocator="production",
+        structs=MappingProxyType(_ESP), kernel_set="esp-nn", core=core, abi=abi,
+        tflm_commit="09656354", float_fma=fpu, libm="newlib-fdlibm",
+        esp_nn_dispatch=dispatch, esp_nn_version=ESP_NN_VERSIONS[-1],
+    )
+
+
+_ESP_PROFILES: dict[str, TargetProfile] = {
+    chip: _esp_profile(chip, *facts) for chip, facts in _ESP_CHIPS.items()}
+
+
 PROFILES: Mapping[str, TargetProfile] = MappingProxyType({
     "host-x64": TargetProfile(
         name="host-x64",
@@ -424,21 +507,24 @@ PROFILES: Mapping[str, TargetProfile] = MappingProxyType({
         structs=MappingProxyType(_ARM32_SHORT_ENUMS), abi="AAPCS, 32-bit, short enums",
     ),
     **{core: _cortex_profile(core, isa, what) for core, (isa, what) in _CORES.items()},
+    **_ESP_PROFILES,
 })
 
 
-def get_target(target: str | TargetProfile, kernel_set: str | None = None) -> TargetProfile:
+def get_target(target: str | TargetProfile, kernel_set: str | None = None,
+               esp_nn: str | None = None) -> TargetProfile:
     """The profile called ``target`` (a profile passes through unchanged), with ``kernel_set``
-    instead of its default kernel set when given."""
+    instead of its default kernel set and esp-nn release ``esp_nn`` when given."""
     if isinstance(target, TargetProfile):
-        return target.with_kernel_set(kernel_set)
+        return target.with_kernel_set(kernel_set).with_esp_nn(esp_nn)
     try:
         profile = PROFILES[target]
     except KeyError:
-        raise UnsupportedOpError(
+        raise UsageError(
             f"unknown target {target!r}; choose one of {', '.join(PROFILES)}"
         ) from None
-    return profile.with_kernel_set(kernel_set)
+    return profile.with_kernel_set(kernel_set).with_esp_nn(esp_nn)
 
 
-__all__ = ["ISA_NAMES", "KERNEL_SETS", "PROFILES", "TargetProfile", "get_target"]
+__all__ = ["ESP_NN_DISPATCH_NAMES", "ESP_NN_VERSIONS", "ISA_NAMES", "KERNEL_SETS", "PROFILES",
+           "TargetProfile", "get_target"]

@@ -188,7 +188,8 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
     facts = _Facts(
         name=ident, file=Path(model_file).name if model_file else "", data=data,
         sha256=hashlib.sha256(data).hexdigest(), target=profile.name,
-        target_description=profile.description, allocator=layout.allocator,
+        target_description=f"{profile.description}; kernels {profile.kernels}, TFLM "
+                           f"{profile.tflm_commit}", allocator=layout.allocator,
         planner=layout.planner, min_arena=int(layout.min_arena),
         arena_used=int(layout.total), margin=margin, arena_size=arena_size, ops=ops,
         offline=any(b.offline for b in layout.buffers))

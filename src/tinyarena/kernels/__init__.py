@@ -137,17 +137,24 @@ MODULES: dict[str, str] = {
 }
 
 
-KERNEL_SETS = ("reference", "cmsis-nn")
+KERNEL_SETS = ("reference", "cmsis-nn", "esp-nn")
 
 
 def registration(op_name: str, kernel_set: str = "reference") -> Registration:
     """The kernel for ``op_name`` in ``kernel_set``; raises UnsupportedOpError when tinyarena
     has none. "cmsis-nn" is TFLM's ``kernels/cmsis_nn/`` folder: its kernels replace the
-    reference ones of the same op, every other op keeps the reference kernel (as in the build)."""
+    reference ones of the same op, every other op keeps the reference kernel (as in the build).
+    "esp-nn" is esp-tflite-micro's ``kernels/esp_nn/`` folder, the same way."""
     if kernel_set == "cmsis-nn":
         from tinyarena.kernels.cmsis_nn import cmsis_nn_registration
 
         replacement = cmsis_nn_registration(op_name)
+        if replacement is not None:
+            return replacement
+    elif kernel_set == "esp-nn":
+        from tinyarena.kernels.esp_nn import esp_nn_registration
+
+        replacement = esp_nn_registration(op_name)
         if replacement is not None:
             return replacement
     elif kernel_set != "reference":

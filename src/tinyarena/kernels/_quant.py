@@ -400,6 +400,11 @@ _SIGN_BIT.flags.writeable = False
 _CLIP_UFUNC: Any = getattr(getattr(getattr(np, "_core", None), "umath", None), "clip", None)
 
 
+def _wrap_int64(value: int) -> int:
+    """``value`` as int64 arithmetic leaves it (two's complement wrap-around)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 def _const0(value: int) -> np.ndarray:
     """A read-only 0-d int64 array: the cheapest constant operand of a ufunc call."""
     array = np.array(value, dtype=np.int64)
@@ -463,6 +468,13 @@ class ChannelRequant:
     @staticmethod
     def make(multiplier: IntOrArray, shift: IntOrArray, output_offset: int, act_min: int,
              act_max: int) -> "ChannelRequant":
+        if np.size(multiplier) == 1 and np.size(shift) == 1:
+            # Per-tensor constants (most ops of a small model): the same values as the array
+            # path below, in Python integers, because a dozen numpy calls on one-element arrays
+            # are most of a small model's sizing time.
+            return ChannelRequant._make_one(int(np.asarray(multiplier).reshape(-1)[0]),
+                                            int(np.asarray(shift).reshape(-1)[0]),
+                                            int(output_offset), int(act_min), int(act_max))
         m = np.atleast_1d(np.asarray(multiplier, dtype=np.int64)).copy()
         s = np.atleast_1d(np.asarray(shift, dtype=np.int64))
         m, s = np.broadcast_arrays(m, s)
@@ -497,6 +509,40 @@ class ChannelRequant:
             _const0(int(m[0]) if scalar else 0), _const0(int(fused_add[0]) if scalar else 0),
             _const0(int(shift_total[0]) if scalar else 0), _const0(int(output_offset)),
             _const0(int(act_min)), _const0(int(act_max)))
+
+    @staticmethod
+    def _make_one(m: int, s: int, output_offset: int, act_min: int,
+                  act_max: int) -> "ChannelRequant":
+        """``make`` for one channel: each field equals the array path's (tested)."""
+        if not -(1 << 63) <= m < (1 << 63) or not -(1 << 63) <= s < (1 << 63):
+            raise OverflowError(f"requantisation constants {m}, {s} do not fit int64")
+        if m < 0:
+            raise KernelError("negative quantized multiplier; tensor scales must be positive")
+        left, right = max(s, 0), max(-s, 0)
+        if right > 62:
+            raise KernelError("requantisation right shift out of range")
+        half = 1 << (right - 1) if right > 0 else 0
+        rounds = 1 if right > 0 else 0
+        fused = left == 0 and right <= 31 and (m == 0 or m >= 1 << 30)
+        shift_total = 31 + right
+        fused_add = _wrap_int64((1 << 30) + (half << 31))
+        fold = fused and output_offset != 0 and \
+            shift_total + abs(output_offset).bit_length() <= 60
+        if fold:
+            fused_add = _wrap_int64(fused_add + (output_offset << shift_total))
+        scalar = fused and (fold or output_offset == 0)
+
+        def one(value: int) -> np.ndarray:
+            return np.array([value], dtype=np.int64)
+
+        return ChannelRequant(
+            one(m), one(left), one(right), one(half), one(rounds), left != 0, right != 0,
+            output_offset, act_min, act_max, fused, one(fused_add), rounds == 1,
+            one(shift_total), fold or output_offset == 0, scalar, scalar and rounds == 1,
+            m if scalar else 0, fused_add if scalar else 0, shift_total if scalar else 0,
+            _const0(m if scalar else 0), _const0(fused_add if scalar else 0),
+            _const0(shift_total if scalar else 0), _const0(output_offset), _const0(act_min),
+            _const0(act_max))
 
 
 def requantize_inplace(acc: np.ndarray, rq: ChannelRequant, out: np.ndarray,

@@ -61,6 +61,10 @@ class ScaleArithmetic:
 
 SCALE_ARITHMETIC: Mapping[str, ScaleArithmetic] = MappingProxyType({
     "90b983c2": ScaleArithmetic("90b983c2", single=True),
+    # esp-tflite-micro 1.4.0's TFLM (the esp32* targets): 13 commits before 90b983c2, whose
+    # kernel prepare code it shares file for file (only arg_min_max, kernel_util and while
+    # changed in between, none of them a multiplier).
+    "09656354": ScaleArithmetic("09656354", single=True),
     "8f6596d": ScaleArithmetic("8f6596d", single=False),
 })
 WHEEL = SCALE_ARITHMETIC["8f6596d"]

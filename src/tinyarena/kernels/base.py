@@ -61,6 +61,16 @@ class Target(Protocol):
         ...
 
     @property
+    def esp_nn_dispatch(self) -> str | None:
+        """esp_nn.h's dispatch on this chip: "esp32s3", "esp32p4", "generic" (None: no ESP-NN)."""
+        ...
+
+    @property
+    def esp_nn_version(self) -> str | None:
+        """The esp-nn release the build links (its scratch-size formulas), e.g. "1.2.3"."""
+        ...
+
+    @property
     def kernels_optimized_for_speed(self) -> bool: ...
 
     @property
@@ -96,8 +106,11 @@ class PrepareContext(InitContext, Protocol):
         """Bookkeeping for TFLM's AllocateTempInput/Output/IntermediateTensor (temp section)."""
         ...
 
-    def request_scratch(self, nbytes: int) -> int:
-        """TFLM's RequestScratchBufferInArena: a head buffer live only during this op."""
+    def request_scratch(self, nbytes: int, *, eval_writes: int = 0) -> int:
+        """TFLM's RequestScratchBufferInArena: a head buffer live only during this op.
+        ``eval_writes``: a kernel whose eval writes more than it requested (a bug of that
+        kernel, e.g. esp-nn's softmax) says how many bytes from the buffer's start; the
+        minimum arena then keeps that overrun clear of the tail."""
         ...
 
     def request_workspace(self, shape: tuple[int, ...], dtype: Any, *,

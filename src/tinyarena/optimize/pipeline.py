@@ -28,7 +28,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from tinyarena.arena import ArenaLayout, allocate_model
 from tinyarena.arena.targets import TargetProfile, get_target
@@ -400,7 +400,8 @@ def _stale_plan(model: Model, key: str) -> str | None:
 def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, *,
                    reorder: bool = True, overlap: str = DEFAULT_OVERLAP,
                    time_budget_s: float = 1.0, target: str | TargetProfile | None = None,
-                   kernel_set: str | None = None, seed: int = 0) -> OptimizeResult:
+                   kernel_set: str | None = None, seed: int = 0,
+                   progress: Callable[[str], None] | None = None) -> OptimizeResult:
     """The model with a smaller arena plan for TFLM, and the numbers before and after.
 
     ``overlap``: "none" (lifetimes only), "views" (rule (a) of ``overlap``), "safe" (views plus
@@ -408,6 +409,7 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
     ``target``/``kernel_set`` name the firmware's kernels (``resolve_kernel_set``); with
     neither, "safe" plans only what every kernel set tolerates (views, lifetimes, reordering).
     The written model records the kernel sets its plan is safe for (``result.safe_for``).
+    ``progress`` receives a line each time the placement search improves (for long budgets).
     """
     start = time.perf_counter()
     profile, key = resolve_kernel_set(target, kernel_set)
@@ -456,7 +458,9 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
     problem = _problem(layout, groups)
     links = _links(problem, partial)
     search: SearchResult = search_plan(problem.buffers, seed=seed, links=links,
-                                       deadline=start + max(time_budget_s - reserve, 0.0))
+                                       deadline=start + max(time_budget_s - reserve, 0.0),
+                                       progress=progress)
+    notes.extend(search.notes)
     bound = linked_lower_bound(problem.buffers, links)
     if search.optimal and search.head > bound:
         bound = search.head  # the exact solver proved nothing smaller exists
@@ -537,7 +541,8 @@ def _write(data: bytes, order: Sequence[int], offsets: Sequence[int],
 
 
 def optimal_layout(source: bytes | bytearray | memoryview | str | Path | Model, *,
-                   target: str = "host-x64", time_budget_s: float = 1.0) -> ArenaLayout:
+                   target: str | TargetProfile = "host-x64", time_budget_s: float = 1.0
+                   ) -> ArenaLayout:
     """The arena TFLM would have with the best plan found for this model as it is (same
     order, no overlap): ``tinyarena plan --planner optimal``. Never worse than greedy."""
     model = source if isinstance(source, Model) else read_model(source)

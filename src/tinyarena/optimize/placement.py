@@ -10,17 +10,20 @@ soon as one reaches the bound, which proves it optimal:
    lifetime length, first use), which planning-notes.md found closes the greedy's misses;
 3. two-sided ("ping-pong") placement for chains: buffers alternate between the bottom and
    the top of an arena of lower-bound height;
-4. without offline offsets or overlap links: the exact branch and bound over canonical
-   solutions (``planning.canonical``, MiniMalloc's method), first at the lower bound, where a
-   plan is optimal by definition, then bisecting towards it; it proves optimality when it
-   exhausts a capacity, and returns the best plan found when the budget ends;
-5. with links, for small instances, an exact CP-SAT model (when OR-Tools is installed) that
-   either proves the best plan found optimal or finds a better one within the budget;
+4. without offline offsets: the exact branch and bound over canonical solutions
+   (``planning.canonical``, MiniMalloc's method, extended to overlap links), first at the
+   lower bound, where a plan is optimal by definition, then bisecting towards it; it proves
+   optimality when it exhausts a capacity, and returns the best plan found when the budget
+   ends. It needs no extra package;
+5. with links, when OR-Tools is installed and the in-house search left the plan unproven, an
+   exact CP-SAT model for small instances (an optional accelerator: where it changes the
+   result, ``SearchResult.notes`` says so);
 6. randomised orders until the time budget runs out.
 
 The budget is a deadline on ``clock``: every step checks it inside its loops, so that the call
 returns within the budget at every scale (only TFLM's own greedy, the baseline every answer
-needs, always runs to the end).
+needs, always runs to the end; with links on small instances the exact search also gets at
+least ``EXACT_FLOOR_S``, the tolerance CP-SAT had).
 
 Everything here sees sizes and lifetimes only (``planning.Buffer``), never models.
 
@@ -28,13 +31,15 @@ Links (``Link``) carry rule (c) of ``optimize.overlap``: buffer ``b`` may overla
 while both are live, provided ``offset[b] <= offset[a] + max_delta`` (the output starts at most
 ``max_delta`` bytes above its input; usually below it). Otherwise b must sit wholly above or
 below a as usual. With links, the bound subtracts each linked pair's largest possible overlap at
-the steps where both are live; the exact model replaces the pair's disjunction by "b at most
+the steps where both are live; the exact searches replace the pair's disjunction by "b at most
 max_delta above a, or b above a's end"; the heuristics add a first-fit whose forbidden start
-intervals honour the same rule, in several orders.
+intervals honour the same rule, in several orders. A ``max_delta`` below ``-size_b`` is raised
+to it (b wholly below a is always allowed).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -43,7 +48,7 @@ import numpy as np
 
 from tinyarena.planning import Buffer, Plan, buffer_arrays, lower_bound, verify_plan
 from tinyarena.planning.buffers import BufferArrays
-from tinyarena.planning.canonical import minimize_height
+from tinyarena.planning.canonical import Link, link_intervals, minimize_height
 from tinyarena.planning.greedy import Deadline, first_fit_offsets, greedy_order
 
 EXACT_MAX_BUFFERS = 400
@@ -51,24 +56,23 @@ EXACT_MAX_BUFFERS = 400
 (it rarely helps there within a short budget, and building it costs more than the
 heuristics)."""
 
+EXACT_FLOOR_S = 0.2
+"""With overlap links and at most ``EXACT_MAX_BUFFERS`` buffers, the exact search runs for at
+least this long even when the budget is spent (the budget's tolerance): on a loaded machine,
+start-up and the model's emulation can use up a one-second budget, and the optimizer's small
+linked problems are then proven in a few milliseconds to tens of milliseconds."""
+
 CANONICAL_MAX_BUFFERS = 5000
 """Above this many buffers the canonical branch and bound is not attempted: its sweep and
 per-node work grow with the buffer count, and heuristics are the better use of the budget."""
 
 
-def _unit(arrays: BufferArrays) -> int:
-    """The granularity of every size (16 for TFLM's rounded buffers): capacities step by it."""
-    unit = int(np.gcd.reduce(arrays.sizes[arrays.sizes > 0])) if (arrays.sizes > 0).any() else 1
-    return max(unit, 1)
-
-
-@dataclass(frozen=True)
-class Link:
-    """Buffer ``b`` may start at most ``max_delta`` bytes above buffer ``a`` and overlap it."""
-
-    a: int
-    b: int
-    max_delta: int
+def _unit(arrays: BufferArrays, links: Sequence[Link] = ()) -> int:
+    """The granularity of every size and link shift (16 for TFLM's rounded buffers and the
+    optimizer's aligned margins): every offset, so every head, is a multiple of it, and the
+    exact search's capacities step by it."""
+    values = arrays.sizes[arrays.sizes > 0].tolist() + [abs(k.max_delta) for k in links]
+    return max(int(np.gcd.reduce(np.asarray(values, dtype=np.int64))) if values else 1, 1)
 
 
 def link_overlap(size_a: int, size_b: int, max_delta: int) -> int:
@@ -183,8 +187,10 @@ class SearchResult:
     lower_bound: int
     greedy_head: int
     optimal: bool  # proven: head == lower bound, or the exact solver proved it
-    method: str  # which candidate won: "greedy", "order:<name>", "ping-pong", "random", "exact"
+    method: str  # which candidate won: "greedy", "order:<name>", "ping-pong", "random", "exact",
+    # "exact:cp-sat" (OR-Tools)
     elapsed_s: float
+    notes: tuple[str, ...] = ()  # where OR-Tools changed the result, what it changed
 
     @property
     def head(self) -> int:
@@ -284,7 +290,8 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
     unit = 16 if all(s % 16 == 0 for s in sizes) and all(
         o % 16 == 0 for o, f in zip(given, fixed) if f) and all(
         link.max_delta % 16 == 0 for link in links) else 1
-    limits = {(min(k.a, k.b), max(k.a, k.b)): k for k in links}
+    # Linked pairs: o_j - o_i outside the open interval (lo, hi), every link of the pair counted.
+    limits = link_intervals(sizes, [k for k in links if not (fixed[k.a] or fixed[k.b])])
     model = cp_model.CpModel()
     top = upper // unit + 1
     offs = []
@@ -308,13 +315,16 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
                 continue
             if sizes[i] == 0 or sizes[j] == 0:
                 continue
-            below = model.new_bool_var(f"b{i}_{j}")
-            link = limits.get((i, j))
-            if link is not None and not (fixed[i] or fixed[j]):
-                a, b = link.a, link.b
-                model.add(offs[b] <= offs[a] + link.max_delta // unit).only_enforce_if(below)
-                model.add(offs[b] >= offs[a] + sizes[a] // unit).only_enforce_if(below.Not())
+            interval = limits.get((i, j))
+            if interval is not None:
+                lo, hi = interval
+                if lo + 1 >= hi:
+                    continue  # the links permit every overlap of this pair
+                below = model.new_bool_var(f"b{i}_{j}")
+                model.add(offs[j] <= offs[i] + lo // unit).only_enforce_if(below)
+                model.add(offs[j] >= offs[i] + hi // unit).only_enforce_if(below.Not())
                 continue
+            below = model.new_bool_var(f"b{i}_{j}")
             model.add(offs[i] + sizes[i] // unit <= offs[j]).only_enforce_if(below)
             model.add(offs[j] + sizes[j] // unit <= offs[i]).only_enforce_if(below.Not())
     for i in range(n):
@@ -337,21 +347,24 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
 
 def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: int = 0,
                 exact: bool = True, clock: Callable[[], float] = time.perf_counter,
-                links: Sequence[Link] = (), deadline: float | None = None) -> SearchResult:
+                links: Sequence[Link] = (), deadline: float | None = None,
+                progress: Callable[[str], None] | None = None) -> SearchResult:
     """The smallest plan found within ``time_budget_s`` (or by ``deadline``, a ``clock``
     value, when given: callers pass the deadline of their whole call); never larger than
     TFLM's greedy.
 
     The result is verified (no two live buffers overlap, fixed offsets kept; linked pairs
     only at a permitted displacement) before it is returned. ``optimal`` is True only when
-    proven: the head equals the lower bound, or an exact search proved it.
+    proven: the head equals the lower bound, or an exact search proved it. ``progress``, when
+    given, receives a line whenever the exact search lowers the plan or raises what is proven.
     """
     start = clock()
     if deadline is None:
         deadline = start + max(time_budget_s, 0.0)
     stop = Deadline(deadline, clock)
     arrays = buffer_arrays(buffers)
-    links = tuple(k for k in links if not (arrays.fixed[k.a] or arrays.fixed[k.b]))
+    links = tuple(Link(k.a, k.b, max(k.max_delta, -int(arrays.sizes[k.b]))) for k in links
+                  if not (arrays.fixed[k.a] or arrays.fixed[k.b]))
     bound = linked_lower_bound(buffers, links)
     best = first_fit_offsets(arrays, greedy_order(arrays))
     greedy_head = best_head = _head(arrays, best)
@@ -379,22 +392,33 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
                 break
     if not optimal and clock() < deadline:
         consider(_two_sided(arrays, bound, stop), "ping-pong")
-    if not optimal and exact and not links and not arrays.fixed.any() \
-            and len(arrays) <= CANONICAL_MAX_BUFFERS and clock() < deadline:
-        minimized = minimize_height(buffers, best.tolist(), deadline=deadline, clock=clock,
-                                    unit=_unit(arrays))
+    cp_sat = exact and links and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS and _has_ortools()
+    small_linked = bool(links) and len(arrays) <= EXACT_MAX_BUFFERS
+    if not optimal and exact and not arrays.fixed.any() \
+            and len(arrays) <= CANONICAL_MAX_BUFFERS and (clock() < deadline or small_linked):
+        # With OR-Tools as a second exact search, the in-house one leaves it half the time.
+        now = clock()
+        until = deadline if not cp_sat else now + 0.5 * (deadline - now)
+        if small_linked:
+            until = max(until, now + EXACT_FLOOR_S)
+        report = None if progress is None else _reporter(progress, start, clock)
+        minimized = minimize_height(buffers, best.tolist(), deadline=until, clock=clock,
+                                    unit=_unit(arrays, links), links=links, progress=report)
         consider(np.asarray(minimized.offsets, dtype=np.int64), "exact")
         if minimized.optimal and minimized.height <= best_head:
             optimal = True
-    if not optimal and exact and links and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS:
+    notes: tuple[str, ...] = ()
+    if not optimal and cp_sat:
         remaining = deadline - clock()
         if remaining > 0.02:
+            before = best_head
             found = _exact(arrays, best, best_head, bound, remaining * 0.8, links, stop)
             if found is not None:
                 offsets, proven = found
-                consider(offsets, "exact")
+                consider(offsets, "exact:cp-sat")
                 if proven:
                     optimal = True
+                notes = _cp_sat_notes(before, best_head, optimal)
     rng = np.random.default_rng(seed)
     if not optimal:
         index = np.arange(len(arrays), dtype=np.int64)
@@ -409,8 +433,39 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
                 consider(first_fit_offsets(arrays, order, stop), "random")
     plan = Plan(tuple(int(o) for o in best), tuple(buffers))
     verify_plan(plan, allowed_overlaps=link_allowed(links, plan.offsets) if links else None)
-    return SearchResult(plan, bound, greedy_head, optimal, method, clock() - start)
+    return SearchResult(plan, bound, greedy_head, optimal, method, clock() - start, notes)
 
 
-__all__ = ["EXACT_MAX_BUFFERS", "Link", "SearchResult", "link_allowed", "link_overlap",
-           "linked_lower_bound", "search_plan"]
+def _reporter(progress: Callable[[str], None], start: float, clock: Callable[[], float]
+              ) -> Callable[[int, int, bool], None]:
+    """``minimize_height``'s progress as one line: elapsed time, best plan, what is proven."""
+    def report(height: int, floor: int, proven: bool) -> None:
+        where = "proven optimal" if proven else f"no plan below {floor:,} bytes exists"
+        progress(f"{clock() - start:.1f} s: best plan {height:,} bytes; {where}")
+    return report
+
+
+def _has_ortools() -> bool:
+    """Whether OR-Tools (an optional extra) is installed; found, not imported, so that a
+    search the in-house exact search settles never pays for importing it."""
+    try:
+        return importlib.util.find_spec("ortools") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _cp_sat_notes(before: int, after: int, proven: bool) -> tuple[str, ...]:
+    """What OR-Tools changed, in words, so that a result that differs from a lean install's
+    says so (the in-house search alone had ``before``, unproven)."""
+    if after < before:
+        proof = "proven optimal" if proven else "not proven optimal"
+        return (f"OR-Tools (CP-SAT) found a plan of {after} bytes ({proof}); the in-house "
+                f"search alone had {before} bytes, not proven, within the budget",)
+    if proven:
+        return (f"OR-Tools (CP-SAT) proved the plan of {after} bytes optimal; the in-house "
+                f"search alone found it but did not prove it within the budget",)
+    return ()
+
+
+__all__ = ["EXACT_FLOOR_S", "EXACT_MAX_BUFFERS", "Link", "SearchResult", "link_allowed",
+           "link_overlap", "linked_lower_bound", "search_plan"]

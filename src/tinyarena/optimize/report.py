@@ -16,14 +16,14 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
     lines.append(f"{'':10}{'before':>12}{'after':>12}{'saved':>12}")
     for name in ("head", "tail", "total", "min_arena"):
         x, y = getattr(b, name), getattr(a, name)
-        lines.append(f"{name:10}{x:>12}{y:>12}{x - y:>12}")
+        lines.append(f"{name:10}{x:>12,}{y:>12,}{x - y:>12,}")
     lines.append("")
-    lines.append(f"saving: {result.saving} bytes of arena_used_bytes "
+    lines.append(f"saving: {result.saving:,} bytes of arena_used_bytes "
                  f"({_pct(result.saving, b.total)}), head {_pct(b.head - a.head, b.head)}")
     status = "proven optimal" if result.optimal else "not proven optimal"
-    lines.append(f"lower bound: {result.lower_bound} bytes of head for this operator order "
+    lines.append(f"lower bound: {result.lower_bound:,} bytes of head for this operator order "
                  f"under the {result.overlap!r} overlap rules; the plan is {status} "
-                 f"(greedy {result.greedy_head}, search {result.search_head} by "
+                 f"(greedy {result.greedy_head:,}, search {result.search_head:,} by "
                  f"{result.search_method})")
     if result.order_exact is not None:
         how = "exact" if result.order_exact else "heuristic"
@@ -40,12 +40,12 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
     for op, name, rule, kept, merged in result.aliases:
         lines.append(f"  op {op} {name}: tensor {merged} on tensor {kept} ({rule})")
     for p, shift in zip(result.partial, result.shifts):
-        lines.append(f"  op {p.op} {p.op_name}: output tensor {p.output} starts {shift} bytes "
-                     f"from input tensor {p.input} (partial overlap, margin {p.margin}; "
+        lines.append(f"  op {p.op} {p.op_name}: output tensor {p.output} starts {shift:,} bytes "
+                     f"from input tensor {p.input} (partial overlap, margin {p.margin:,}; "
                      f"{kernel_path(result.kernel_set, p.rule, p.scheme)})")
     if result.savings_by_rule:
         lines.append("savings by rule (head bytes the search needs more without it):")
-        lines.extend(f"  {label}: {saved}" for label, saved in result.savings_by_rule)
+        lines.extend(f"  {label}: {saved:,}" for label, saved in result.savings_by_rule)
     lines.extend(f"note: {n}" for n in result.notes)
     return "\n".join(lines)
 

@@ -152,9 +152,11 @@ def kernel_set_key(kernel_set: str, isa: str | None = None) -> str:
 
 def target_key(profile: Any) -> str:
     """The RULE_SETS key of a target profile: its kernel set (``reference`` for profiles that
-    predate kernel sets) on its CMSIS-NN ISA class."""
-    return kernel_set_key(getattr(profile, "kernel_set", "reference") or "reference",
-                          getattr(profile, "cmsis_nn_isa", None))
+    predate kernel sets) on its CMSIS-NN ISA class. ESP-NN's loop orders are not proven for
+    any overlap: an esp-nn build gets ``ESP_NN``, the portable rules (views only) under its own
+    name, so that ``optimize`` says why."""
+    kernel_set = getattr(profile, "kernel_set", "reference") or "reference"
+    return kernel_set_key(kernel_set, getattr(profile, "cmsis_nn_isa", None))
 
 
 def rule_set(key: str) -> RuleSet:

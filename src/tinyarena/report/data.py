@@ -23,9 +23,10 @@ from tinyarena.report.explain import ArenaExplanation
 
 def _build(layout: ArenaLayout) -> dict[str, Any]:
     """The build the numbers are for (target, ABI, kernel set, allocator, TFLM version)."""
-    profile = get_target(layout.target, layout.kernel_set)
+    profile = get_target(layout.target, layout.kernel_set, layout.esp_nn_version)
     return {"target": layout.target, "abi": profile.abi, "kernel_set": layout.kernel_set,
             "cmsis_nn_isa": profile.cmsis_nn_isa if layout.kernel_set == "cmsis-nn" else None,
+            "esp_nn_version": layout.esp_nn_version,
             "allocator": layout.allocator, "tflm": profile.tflm_commit}
 
 
@@ -71,6 +72,8 @@ def size_dict(layout: ArenaLayout, explanation: ArenaExplanation | None = None
         "overlap_free_arena": layout.overlap_free_arena,
         "tflm_checked_min_arena": layout.tflm_checked_min_arena,
         "min_arena_note": layout.min_arena_note,
+        # why min_arena exceeds total: "rounding" or the transient step of AllocateTensors
+        "min_arena_cause": layout.min_arena_cause,
         "temp_peak": layout.temp_peak,
         "categories": {name: usage.to_dict() for name, usage in layout.categories.items()},
     }

@@ -30,9 +30,16 @@ table { border-collapse: collapse; font-size: 12px; margin: 6px 0; }
 td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.peak td { background: #fff3c4; }
-.words { background: #f4f8ff; border-left: 4px solid #1565c0; padding: 6px 10px; }
+.words { background: #f4f8ff; border-left: 4px solid #1565c0; padding: 6px 10px;
+         overflow-wrap: anywhere; }
 .note { color: #555; font-size: 12px; }
+.declare { background: #e8f5e9; border-left: 4px solid #2e7d32; padding: 6px 10px;
+           font-size: 15px; }
+td.name { max-width: 26em; overflow-wrap: anywhere; }
 """
+# Longer tensor names are shortened in tables (their end kept: the layer that made them);
+# the full name is the cell's hover text.
+NAME_CHARS = 48
 
 
 @dataclass(frozen=True)
@@ -75,13 +82,72 @@ def figures(e: ArenaExplanation) -> dict[str, Any]:
     return out
 
 
-def _target_section(e: ArenaExplanation, title: str) -> str:
-    layout, t = e.layout, e.layout.target
+def _name_cell(name: str) -> str:
+    """A table cell for a tensor name or an ops list: long ones keep their end after an
+    ellipsis, the full text is the hover title."""
+    shown = name if len(name) <= NAME_CHARS else "\u2026" + name[-(NAME_CHARS - 1):]
+    return f'<td class="name" title="{escape(name)}">{escape(shown)}</td>'
+
+
+def _declare_banner(e: ArenaExplanation) -> str:
+    """The number a firmware declares for this target, before anything else about it."""
+    layout, t = e.layout, build_key(e)
+    profile = get_target(layout.target, layout.kernel_set, layout.esp_nn_version)
+    used = (f"; more than arena_used_bytes(), {layout.total:,}"
+            if layout.total != layout.min_arena else "")
+    return (f'<p class="declare">declare {_span(t, "size.min_arena", layout.min_arena)} bytes '
+            f"on {escape(t)}: <code>alignas(16) uint8_t tensor_arena[{layout.min_arena}];"
+            f"</code> <span class=\"note\">(kernels {escape(profile.kernels)}, TFLM "
+            f"{escape(profile.tflm_commit)}{used})</span></p>")
+
+
+def build_key(e: ArenaExplanation) -> str:
+    """The name a section and its figures carry (``data-target``): the target, plus the esp-nn
+    release on esp-nn builds, where one target can be shown for several releases."""
+    layout = e.layout
+    if layout.kernel_set == "esp-nn" and layout.esp_nn_version is not None:
+        return f"{layout.target} esp-nn {layout.esp_nn_version}"
+    return layout.target
+
+
+def _change_table(before: ArenaExplanation, after: ArenaExplanation) -> str:
+    """Why this build's arena differs from the previous column's: the operators whose scratch
+    request changed (``size``'s change lines, as a table)."""
+    from tinyarena.report.changes import arena_change, scratch_requests
+
+    def record(e: ArenaExplanation) -> dict[str, Any]:
+        return {"total": e.layout.total, "min_arena": e.layout.min_arena,
+                "scratch_requests": scratch_requests(e)}
+
+    change = arena_change(record(before), record(after), build_key(before))
+    t = build_key(after)
+    rows = [f"<h3>why it changed from {escape(change['from'])}</h3>",
+            f'<p class="words">minimum arena {change["min_arena"]:+,} bytes, arena used '
+            f'{change["total"]:+,} bytes</p>']
+    if not change["scratch"]:
+        rows.append('<p class="note">No scratch request changed.</p>')
+        return "\n".join(rows)
+    rows.append("<table><tr><th>operator</th><th>scratch before</th><th>scratch now</th></tr>")
+    for c in change["scratch"]:
+        key = f"change.scratch.{c['op']}"
+        rows.append(f"<tr><td>{escape(str(c['type']))} op {c['op']}</td>"
+                    f"{_fig(t, key + '.from', int(c['from']))}"
+                    f"{_fig(t, key + '.to', int(c['to']))}</tr>")
+    rows.append("</table>")
+    return "\n".join(rows)
+
+
+def _target_section(e: ArenaExplanation, title: str,
+                    previous: ArenaExplanation | None = None) -> str:
+    layout, t = e.layout, build_key(e)
+    profile = get_target(layout.target, layout.kernel_set, layout.esp_nn_version)
     figs = figures(e)
     parts = [f'<section class="target" data-target="{escape(t)}">',
              f"<h2>{escape(t)}</h2>",
-             f'<p class="note">{escape(get_target(t).description)}; '
-             f"{escape(layout.allocator)} allocator, {escape(e.planner_text)}</p>",
+             _declare_banner(e),
+             f'<p class="note">{escape(profile.description)}; kernels '
+             f"{escape(profile.kernels)}; {escape(layout.allocator)} allocator, "
+             f"{escape(e.planner_text)}</p>",
              "<table><tr><th>figure</th><th>bytes</th><th>what it is</th></tr>"]
     rows = [("size.total", "arena used", "head + tail, TFLM's arena_used_bytes()"),
             ("size.head", "head", "the planned, non-persistent section"),
@@ -111,6 +177,8 @@ def _target_section(e: ArenaExplanation, title: str) -> str:
                      f"{_fig(t, f'size.tail_by_category.{name}', used)}</tr>")
     parts.append("</table>")
     parts.append(_tail_by_operator(e))
+    if previous is not None:
+        parts.append(_change_table(previous, e))
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -118,7 +186,7 @@ def _target_section(e: ArenaExplanation, title: str) -> str:
 def _peak_table(e: ArenaExplanation, figs: dict[str, Any]) -> str:
     if e.peak is None:
         return "<p>No buffer is planned: the head is empty.</p>"
-    t = e.layout.target
+    t = build_key(e)
     p = e.peak
     op = p.operator
     head = [f"<h3>the peak: step {_span(t, 'plan.peak.step', p.step)}"]
@@ -131,10 +199,10 @@ def _peak_table(e: ArenaExplanation, figs: dict[str, Any]) -> str:
             "</th></tr>"]
     for i in p.buffers:
         b = e.buffers[i]
-        rows.append(f'<tr class="peak"><td>{b.position}</td><td>{escape(b.name)}</td>'
+        rows.append(f'<tr class="peak"><td>{b.position}</td>{_name_cell(b.name)}'
                     f"<td>{escape(b.shape_text())}</td><td>{escape(b.dtype)}</td>"
                     f'<td class="num">{b.size:,}</td><td class="num">{b.offset:,}</td>'
-                    f"<td>{b.first}..{b.last}</td><td>{escape(b.ops_text())}</td></tr>")
+                    f"<td>{b.first}..{b.last}</td>{_name_cell(b.ops_text())}</tr>")
     rows.append(f"<tr><td></td><td>live at the peak</td><td></td><td></td>"
                 f"{_fig(t, 'plan.peak.live_bytes', p.live_bytes)}<td></td><td></td>"
                 f"<td>head {_span(t, 'plan.peak.head_bytes', p.head_bytes)}</td></tr>")
@@ -148,7 +216,7 @@ def _span(target: str, key: str, value: int | str) -> str:
 
 
 def _tail_by_operator(e: ArenaExplanation) -> str:
-    t = e.layout.target
+    t = build_key(e)
     rows = ["<table><tr><th>tail by operator</th><th>OpData</th><th>persistent</th>"
             "<th>params</th><th>scratch handles</th><th>variable state</th><th>total</th></tr>"]
     for o in e.tail_by_operator:
@@ -199,7 +267,8 @@ def render_report(title: str, explanations: Sequence[ArenaExplanation],
             "corresponding <code>tinyarena size --json</code> / <code>plan --json</code> value "
             "for its target.</p>",
             '<div class="targets">']
-    body.extend(_target_section(e, title) for e in explanations)
+    body.extend(_target_section(e, title, explanations[i - 1] if i else None)
+                for i, e in enumerate(explanations))
     body.append("</div>")
     if optimized is not None:
         body.append(_optimize_section(optimized, title))
@@ -209,4 +278,4 @@ def render_report(title: str, explanations: Sequence[ArenaExplanation],
             "<body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-__all__ = ["CSP", "OptimizeView", "figures", "render_report"]
+__all__ = ["CSP", "OptimizeView", "build_key", "figures", "render_report"]

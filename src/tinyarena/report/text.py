@@ -25,7 +25,7 @@ def _clip(text: str, width: int) -> str:
 def layout_header(layout: ArenaLayout, planned: str | None = None) -> str:
     """What every number below depends on: target, ABI, kernel set, allocator, and what placed
     the buffers (an offline plan is named as such)."""
-    profile = get_target(layout.target, layout.kernel_set)
+    profile = get_target(layout.target, layout.kernel_set, layout.esp_nn_version)
     return f"{profile.header(layout.allocator)} | {planned or planner_text(layout)}"
 
 
@@ -34,9 +34,9 @@ def render_size(layout: ArenaLayout, title: str = "",
     """Totals first, then where the tail goes, in TFLM's recording categories."""
     lines = []
     planned = explanation.planner_text if explanation else planner_text(layout)
+    lines.append(layout_header(layout, planned))  # first, as in every command
     if title:
         lines.append(title)
-    lines.append(layout_header(layout, planned))
     lines.append(f"arena used      {_n(layout.total):>12} bytes  (head {_n(layout.head)} + tail "
                  f"{_n(layout.tail)})")
     lines.append(f"minimum arena   {_n(layout.min_arena):>12} bytes")
@@ -68,15 +68,33 @@ def render_size(layout: ArenaLayout, title: str = "",
 
 def _declare(layout: ArenaLayout) -> list[str]:
     """Which number goes in the firmware, and why: users otherwise copy arena_used_bytes()."""
-    extra = layout.min_arena - layout.total
-    why = (f"min_arena, not arena used: AllocateTensors needs {_n(extra)} bytes more while it "
-           f"runs, so {_n(layout.total)} bytes is not enough"
-           if extra > 0 else "min_arena (here equal to the arena used)")
     pad = " " * 16
     return [f"declare         alignas(16) uint8_t tensor_arena[{layout.min_arena}];",
-            f"{pad}{why};",
+            *textwrap.wrap(f"{min_arena_reason(layout)};", width=100, initial_indent=pad,
+                           subsequent_indent=pad),
             f"{pad}alignas(16): TFLM aligns the arena's start up to 16, so a less aligned "
             f"buffer of this size fails"]
+
+
+def min_arena_reason(layout: ArenaLayout) -> str:
+    """Why min_arena, not arena used (``arena_used_bytes()``): the real cause, from the
+    layout's ``min_arena_cause`` (facts 1.2 and 1.5)."""
+    extra = layout.min_arena - layout.total
+    if extra <= 0:
+        return "min_arena (here equal to the arena used)"
+    used = _n(layout.total)
+    if layout.min_arena_cause == "rounding":
+        return (f"min_arena, not arena used: nothing transient needs more here; the {extra} "
+                f"bytes round {used} up to a multiple of 16, where the arena's end is 16-aligned "
+                f"and TFLM's tail allocations need no padding (an arena of {used} bytes pads "
+                f"them and may fall short)")
+    if layout.min_arena_cause == "invoke overrun":
+        return f"min_arena, not arena used: {layout.min_arena_note}"
+    cause = layout.min_arena_cause or "data AllocateTensors releases before it returns"
+    checked = layout.tflm_checked_min_arena or layout.min_arena
+    return (f"min_arena, not arena used: AllocateTensors needs {_n(checked - layout.total)} "
+            f"bytes more while it runs than it keeps afterwards, for {cause}; so {used} bytes "
+            f"is not enough")
 
 
 def render_tail_by_operator(explanation: ArenaExplanation) -> list[str]:
@@ -102,9 +120,9 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
         return _render_plan_bare(layout, title, ascii_picture)
     e = explanation
     lines = []
+    lines.append(layout_header(layout, e.planner_text))  # first, as in every command
     if title:
         lines.append(title)
-    lines.append(layout_header(layout, e.planner_text))
     lines.append(f"head {_n(layout.head)} bytes; {len(layout.buffers)} buffers")
     lines.append(e.bound_text())
     lines.append(e.peak_text())
@@ -152,9 +170,9 @@ def _plan_of(layout: ArenaLayout) -> Plan:
 def _render_plan_bare(layout: ArenaLayout, title: str, ascii_picture: bool) -> str:
     """Without the model at hand: indices only, and the no-overlap bound named as such."""
     lines = []
+    lines.append(layout_header(layout))  # first, as in every command
     if title:
         lines.append(title)
-    lines.append(layout_header(layout))
     lines.append(f"head {_n(layout.head)} bytes; lower bound {_n(layout.lower_bound)} bytes for "
                  f"plans where no two live buffers share a byte; {len(layout.buffers)} buffers")
     lines.append("")

@@ -61,8 +61,10 @@ def _two_runs(model: Model, target: str, planner: str, size: int | None,
     final = allocator_module._run(model, profile, path, planner, resolver,
                                   min_arena if size is None else size,
                                   preallocated=preallocated)
-    return final.layout(min_arena, checked,
-                        allocator_module._min_arena_note(min_arena, checked, big))
+    layout = final.layout(min_arena, checked,
+                          allocator_module._min_arena_note(min_arena, checked, big))
+    return dataclasses.replace(layout,
+                               min_arena_cause=allocator_module._min_arena_cause(checked, big))
 
 
 def _models() -> list[tuple[str, Model]]:
@@ -117,3 +119,14 @@ def test_one_emulation_with_preallocated_tensors(target: str) -> None:
             expected = reference if size is None else _two_runs(model, target, "greedy", size,
                                                                 pre)
             _assert_same(layout, expected, (name, size, "preallocated"))
+
+
+def test_relocation_copies_every_tail_field() -> None:
+    """``_relocated`` rebuilds TailAllocation records positionally (for speed): a field added
+    to the dataclass must be added there too."""
+    import dataclasses
+
+    from tinyarena.arena.layout import TailAllocation
+
+    assert [f.name for f in dataclasses.fields(TailAllocation)] == [
+        "label", "requested", "alignment", "used", "address", "category", "op", "role"]

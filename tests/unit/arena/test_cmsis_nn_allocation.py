@@ -19,7 +19,7 @@ from tinyarena.errors import KernelError, UnsupportedOpError
 from tinyarena.kernels import registration
 from tinyarena.model import read_model
 
-CORES = [name for name, p in PROFILES.items() if p.core is not None]
+CORES = [name for name, p in PROFILES.items() if p.cmsis_nn_isa is not None]  # Cortex-M
 
 
 def _layout(model: bytes, target: str, kernels: str | None = None) -> ArenaLayout:

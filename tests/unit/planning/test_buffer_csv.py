@@ -71,5 +71,5 @@ def test_plan_buffers_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     bad.write_text("id,lower,upper\n")
     assert main(["plan", "--buffers", str(bad), "--json"]) == 1
     assert "lacks size" in json.loads(capsys.readouterr().out)["error"]["message"]
-    assert main(["plan"]) == 1
+    assert main(["plan"]) == 2  # a usage error (issue 19)
     assert "--buffers" in capsys.readouterr().err

@@ -190,7 +190,7 @@ def test_offline_plan_named_in_headers_and_collision_drawn() -> None:
     assert [(s.a, s.b, s.reason) for s in e.rules.collisions] != []
     text = render_plan(layout, "m", ascii_picture=True, explanation=e)
     assert "COLLISION" in text
-    assert "offline plan" in text.splitlines()[1]  # the header under the title
+    assert "offline plan" in text.splitlines()[0]  # the header, above the title
     picture = text.split("PrintMemoryPlan picture")[1]
     assert "!" in picture.split("\n", 1)[1]
 
@@ -214,7 +214,7 @@ def test_optimized_model_overlaps_drawn_as_intended(shared_models: Path) -> None
     rows = [line for line in text.split("PrintMemoryPlan picture")[1].splitlines()
             if line[:4].strip().isdigit() and line[4:6] == ": "]
     assert rows and not any("!" in r for r in rows) and any("=" in r for r in rows)
-    assert "offline plan" in text.splitlines()[1]
+    assert "offline plan" in text.splitlines()[0]
 
 
 def test_tail_by_operator_adds_up(shared_model_name: str, shared_models: Path) -> None:

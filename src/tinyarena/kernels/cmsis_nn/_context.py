@@ -40,9 +40,10 @@ class ScratchRewrite:
     def allocate_temp_tensor(self, index: int) -> None:
         self._ctx.allocate_temp_tensor(index)
 
-    def request_scratch(self, nbytes: int) -> int:
+    def request_scratch(self, nbytes: int, *, eval_writes: int = 0) -> int:
         """The first replacement's handle (-1 when the request is dropped)."""
-        handles = [self._ctx.request_scratch(n) for n in self._rewrite(self._count, nbytes)]
+        handles = [self._ctx.request_scratch(n, eval_writes=eval_writes)
+                   for n in self._rewrite(self._count, nbytes)]
         self._count += 1
         return handles[0] if handles else -1
 

@@ -52,6 +52,21 @@ def available() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
+def cache_is_warm() -> bool:
+    """Some compiled kernel of this package is in numba's disk cache (an index file beside
+    the modules, or under ``NUMBA_CACHE_DIR``): kernels then load in under a second, where a
+    first build on a machine takes seconds per kernel family. Per machine, not per model: a
+    model whose kernel families were never built still builds them."""
+    from pathlib import Path
+
+    roots = [Path(__file__).parent / "__pycache__"]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        roots.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    modules = {p.stem for p in Path(__file__).parent.glob("*.py")}
+    return any(f.name.split(".", 1)[0] in modules
+               for root in roots if root.is_dir() for f in root.rglob("*.nbi"))
+
+
 def switched_off() -> bool:
     """``TINYARENA_NATIVE=0`` (or ``false``/``no``/``off``) in the environment."""
     return os.environ.get(ENVIRONMENT_SWITCH, "").strip().lower() in ("0", "false", "no", "off")
@@ -138,6 +153,6 @@ class CompileFailed(Exception):
     speed-up is no reason to refuse a model."""
 
 
-__all__ = ["CompileFailed", "ENVIRONMENT_SWITCH", "INSTALL_HINT", "available", "enabled",
-           "is_quiet", "jit", "jit_inline", "native_step", "numba_module", "quiet", "resolve",
-           "switched_off"]
+__all__ = ["CompileFailed", "ENVIRONMENT_SWITCH", "INSTALL_HINT", "available", "cache_is_warm",
+           "enabled", "is_quiet", "jit", "jit_inline", "native_step", "numba_module", "quiet",
+           "resolve", "switched_off"]
