@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 DEVICE_ORACLE = Path(__file__).resolve().parents[2] / "shared" / "device-oracle"
+# The m4-* builds are hard-float (-mfloat-abi=hard, FPv4-SP): TFLM's TARGET_ARCH=cortex-m4+fp;
+# m55-* is hard-float cortex-m55; m3-* soft-float cortex-m3 (provenance.configs).
 CONFIGS: dict[str, tuple[str, str]] = {
-    "m4-cmsis-nn": ("cortex-m4", "cmsis-nn"),
-    "m4-reference": ("cortex-m4", "reference"),
+    "m4-cmsis-nn": ("cortex-m4+fp", "cmsis-nn"),
+    "m4-reference": ("cortex-m4+fp", "reference"),
     "m55-cmsis-nn": ("cortex-m55", "cmsis-nn"),
     "m3-cmsis-nn": ("cortex-m3", "cmsis-nn"),
 }

@@ -20,6 +20,7 @@ from tinyarena.cli_common import (
     add_batch_arguments,
     add_executor_argument,
     add_target_argument,
+    announce_default,
     check_esp_nn_usage,
     error_object,
     is_single,
@@ -28,6 +29,7 @@ from tinyarena.cli_common import (
     positive_int_argument,
     seconds_argument,
     size_argument,
+    target_defaulted,
     target_from_args,
     target_line,
     version_text,
@@ -87,9 +89,11 @@ def _run_plan(args: argparse.Namespace) -> int:
         from tinyarena.report.svg import plan_svg
 
         Path(args.svg).write_text(plan_svg(explained, title=args.model), encoding="utf-8")
-    return _emit(args, plan_dict(layout, explained),
-                 render_plan(layout, title=args.model, ascii_picture=args.ascii,
-                             explanation=explained),
+    return _emit(args, {**plan_dict(layout, explained),
+                        "target_defaulted": target_defaulted(args)},
+                 announce_default(args, render_plan(layout, title=args.model,
+                                                    ascii_picture=args.ascii,
+                                                    explanation=explained)),
                  plan_warnings(args))
 
 
@@ -320,7 +324,8 @@ def _cmd_optimize(sub: Any) -> None:
                         "for every kernel set)")
     p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
                    help="time for the placement search (default 1)")
-    add_target_argument(p)
+    add_target_argument(p, default_words="default: none, a plan searched on host-x64 and kept "
+                                          "only where it costs no build it is meant for")
     p.set_defaults(target=None)  # no target named: plan for every kernel set
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_optimize)

@@ -25,6 +25,7 @@ from tinyarena.cli_common import (
     failed_record,
     positive_size_argument,
     report_error,
+    require_target,
     run_batch,
     side_by_side,
     target_line,
@@ -51,7 +52,9 @@ def check_record(model: str, *, target: str, budget: int,
     accepts), declared 16-byte aligned; ``over_by`` is how many bytes it lacks."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
+    from tinyarena.errors import PlanError
     from tinyarena.model import read_model
+    from tinyarena.optimize.safety import plan_warnings
 
     build: dict[str, Any] = {"model": model, "target": target}
     try:
@@ -59,8 +62,11 @@ def check_record(model: str, *, target: str, budget: int,
         build.update(kernel_set=profile.kernel_set, tflm=profile.tflm_commit)
         if profile.kernel_set == "esp-nn":
             build["esp_nn_version"] = profile.esp_nn_version
-        layout = allocate_model(read_model(model) if parsed is None else parsed,
-                                target=profile)
+        parsed = read_model(model) if parsed is None else parsed
+        unproven = plan_warnings(parsed, profile)
+        if unproven:  # its size is right, but the firmware would compute wrong outputs
+            raise PlanError(f"not safe on target {profile.name}: {unproven[0]}")
+        layout = allocate_model(parsed, target=profile)
     except TinyArenaError as exc:
         return {**build, "budget": budget, **error_object(exc)}
     need = int(layout.min_arena)
@@ -70,6 +76,9 @@ def check_record(model: str, *, target: str, budget: int,
 
 
 def run_check(args: argparse.Namespace) -> int:
+    missing = require_target(args, "check")
+    if missing is not None:
+        return missing
     check_output_arguments(args)
     check_build_arguments(args)
     models = expand_models(args.model)
@@ -180,12 +189,13 @@ def add_check_parser(sub: Any) -> None:
         description="Size each MODEL's minimum working arena on --target and compare it with "
                     "--budget. Exit 0 when all fit, 3 when one or more is over budget (the "
                     "bytes over are printed per model), 1 when a model cannot be sized "
-                    "(missing, malformed, unsupported), 2 for bad arguments. --json always "
-                    "prints one JSON object, errors included.")
+                    "(missing, malformed, unsupported) or is an optimized model whose plan "
+                    "is not proven for the target's kernels, 2 for bad arguments or no "
+                    "--target. --json always prints one JSON object, errors included.")
     add_batch_arguments(p)
     p.add_argument("--budget", type=positive_size_argument, required=True, metavar="BYTES",
                    help="arena bytes available on the device: 98304, 0x18000, 96K or 96KiB")
-    add_target_argument(p, several=True)
+    add_target_argument(p, several=True, required=True)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run_check)
 

@@ -63,22 +63,35 @@ class _TargetAction(argparse.Action):
         namespace.targets = seen
 
 
-def add_target_argument(p: argparse.ArgumentParser, several: bool = False) -> None:
+DEFAULT_TARGET = "host-x64"
+DEFAULT_TARGET_WORDS = (f"{DEFAULT_TARGET} (default: the x86-64 pip wheel; for a device pass "
+                        f"--target)")
+"""What every header says instead of ``host-x64`` when no --target was given."""
+
+
+def add_target_argument(p: argparse.ArgumentParser, several: bool = False,
+                        required: bool = False, default_words: str | None = None) -> None:
     """``--target``, ``--kernels`` and ``--esp-nn``, the same on every command that sizes, plans
     or runs for a TFLM build: the choices are the profiles, kernel sets and esp-nn releases
     ``tinyarena.arena.targets`` defines, so a new target is data. ``target_from_args`` turns
     them into one profile; with ``several``, ``--target`` and ``--esp-nn`` may be repeated
-    (``builds_from_args``: one record per build); ``check_esp_nn_usage`` checks the rest."""
+    (``builds_from_args``: one record per build); ``check_esp_nn_usage`` checks the rest.
+
+    The default stays None so that a command can tell "host-x64 by default" (which it says:
+    ``target_defaulted``) from "host-x64 asked for"; commands that write or gate firmware
+    (``required``) refuse to guess (``require_target``)."""
     from tinyarena.arena.targets import ESP_NN_VERSIONS, KERNEL_SETS, PROFILES
 
+    default = default_words or ("required: the device the firmware runs on" if required else
+                                f"default {DEFAULT_TARGET}, the x86-64 pip wheel, not a device")
     p.add_argument("--target", action=_TargetAction, several=several, choices=tuple(PROFILES),
-                   default="host-x64",
-                   help="the TFLM build: struct layout, kernels and allocator (default "
-                        "host-x64, the pip wheel; cortex-m0 ... cortex-m85 for an Arm "
-                        "Cortex-M firmware built with arm-none-eabi-gcc; esp32, esp32s3, "
-                        "esp32p4, esp32c3, esp32c6 for esp-tflite-micro; list: tinyarena "
-                        "targets)" + ("; repeat it for several builds, side by side"
-                                      if several else ""))
+                   default=None,
+                   help=f"the TFLM build: struct layout, float ABI, kernels and allocator "
+                        f"({default}; cortex-m0 ... cortex-m85 are TFLM's TARGET_ARCH names "
+                        f"for an Arm Cortex-M firmware built with arm-none-eabi-gcc, e.g. "
+                        f"cortex-m4 (soft-float) or cortex-m4+fp; esp32, esp32s3, esp32p4, "
+                        f"esp32c3, esp32c6 for esp-tflite-micro; list: tinyarena targets)"
+                        + ("; repeat it for several builds, side by side" if several else ""))
     p.add_argument("--kernels", choices=KERNEL_SETS, default=None,
                    help="the kernels the firmware links (default: the target's own: "
                         "cmsis-nn on cortex-m*, esp-nn on esp32*, reference elsewhere)")
@@ -153,11 +166,18 @@ def check_build_arguments(args: argparse.Namespace) -> None:
 
 
 def target_line(profile: TargetProfile, allocator: str | None = None,
-                planned: str | None = None) -> str:
+                planned: str | None = None, defaulted: bool = False) -> str:
     """The line every command's output starts with: what its numbers depend on (target, ABI,
-    kernel set, allocator, TFLM version, and what placed the buffers when that is known)."""
+    kernel set, allocator, TFLM version, and what placed the buffers when that is known).
+    ``defaulted``: no --target was given, and the line says so; a target whose name changed
+    meaning (``cortex-m4`` is now TFLM's soft-float build) gets a ``note:`` line after it."""
     line = profile.header(allocator)
-    return f"{line} | {planned}" if planned else line
+    if planned:
+        line = f"{line} | {planned}"
+    if defaulted:
+        line = line.replace(f"target {DEFAULT_TARGET}", f"target {DEFAULT_TARGET_WORDS}", 1)
+    note = f"\nnote: target {profile.name}: {profile.note}" if profile.note else ""
+    return line + note
 
 
 def parse_size(text: str) -> int:
@@ -398,6 +418,49 @@ def target_from_args(args: argparse.Namespace) -> TargetProfile:
     return get_target(targets[0], getattr(args, "kernels", None), versions[0])
 
 
+def target_name(args: argparse.Namespace) -> str:
+    """The (first) ``--target``, or the default when none was given."""
+    return targets_from_args(args)[0]
+
+
+def target_defaulted(args: argparse.Namespace) -> bool:
+    """No --target was given: the numbers are the host wheel's, which every output says."""
+    return not getattr(args, "target", None) and not getattr(args, "targets", None)
+
+
+def announce_default(args: argparse.Namespace, text: str) -> str:
+    """``text`` with its first ``target host-x64`` spelled out as a default when it was one,
+    so that nobody copies the host's number into a firmware unawares."""
+    if not target_defaulted(args):
+        return text
+    return text.replace(f"target {DEFAULT_TARGET}", f"target {DEFAULT_TARGET_WORDS}", 1)
+
+
+def target_lines(args: argparse.Namespace, allocator: str | None = None) -> str:
+    """The target header of a command's text output, with the default said and the note of a
+    name whose meaning changed (``cortex-m4`` is now TFLM's soft-float build)."""
+    return target_line(target_from_args(args), allocator, defaulted=target_defaulted(args))
+
+
+def device_targets() -> list[str]:
+    """Every target that is a device build (all but the host wheel), for error messages."""
+    from tinyarena.arena.targets import PROFILES
+
+    return [name for name in PROFILES if name != DEFAULT_TARGET]
+
+
+def require_target(args: argparse.Namespace, command: str) -> int | None:
+    """Usage error (exit 2) when a firmware command got no --target: the host wheel's number
+    in a firmware is too small on real devices (issue 19), so it must be asked for by name."""
+    if not target_defaulted(args):
+        return None
+    report_error(args, "UsageError",
+                 f"{command} needs --target: the TFLM build the firmware runs, one of "
+                 f"{', '.join(device_targets())} (TFLM's TARGET_ARCH names; see tinyarena "
+                 f"targets), or {DEFAULT_TARGET} for the x86-64 pip wheel")
+    return 2
+
+
 def plan_warnings(args: argparse.Namespace) -> list[str]:
     """Warnings for sizing or running ``args.model`` on the target the arguments name (printed
     to stderr as ``warning: ...``; JSON output lists them under ``warnings``): today, a plan
@@ -414,7 +477,15 @@ def plan_warnings(args: argparse.Namespace) -> list[str]:
 
 
 __all__ = [
+    "DEFAULT_TARGET",
+    "DEFAULT_TARGET_WORDS",
     "PROGRESS_MIN_ITEMS",
+    "announce_default",
+    "device_targets",
+    "require_target",
+    "target_defaulted",
+    "target_lines",
+    "target_name",
     "add_batch_arguments",
     "add_executor_argument",
     "add_target_argument",

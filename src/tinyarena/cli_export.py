@@ -25,6 +25,7 @@ from tinyarena.cli_common import (
     failed_record,
     is_single,
     oserror_message,
+    require_target,
     run_batch,
     size_argument,
     target_from_args,
@@ -40,14 +41,14 @@ CSV_COLUMNS = ("model", "name", "header", "source", "target", "kernel_set", "tfl
 
 def export_record(model: str, *, target: str, output: str, name: str | None,
                   margin: int, kernels: str | None = None,
-                  esp_nn: str | None = None) -> dict[str, Any]:
+                  esp_nn: str | None = None, force: bool = False) -> dict[str, Any]:
     """Export one model into ``output``; its result (or its error) as a JSON-ready dict."""
     from tinyarena.arena.targets import get_target
     from tinyarena.export import export_model
 
     try:
         profile = get_target(target, kernels, esp_nn)
-        sources = export_model(model, target=profile, name=name, margin=margin)
+        sources = export_model(model, target=profile, name=name, margin=margin, force=force)
         header, source = sources.write(output)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
@@ -59,6 +60,9 @@ def export_record(model: str, *, target: str, output: str, name: str | None,
 
 
 def run_export(args: argparse.Namespace) -> int:
+    missing = require_target(args, "export")
+    if missing is not None:
+        return missing
     check_output_arguments(args)
     check_build_arguments(args)
     _check_name(args.name)
@@ -74,8 +78,8 @@ def run_export(args: argparse.Namespace) -> int:
         return 1
     job = functools.partial(export_record, target=args.target,
                             kernels=getattr(args, "kernels", None), esp_nn=esp_nn_of(args)[0],
-                            output=args.output,
-                            name=args.name, margin=args.margin)
+                            output=args.output, name=args.name, margin=args.margin,
+                            force=args.force)
     records = run_batch(job, models, args.jobs, desc="export", executor=args.executor,
                         on_error=failed_record)
     if args.csv:
@@ -90,6 +94,9 @@ def run_export(args: argparse.Namespace) -> int:
             if "error" in r:
                 print(f"error: {r['model']}: {r['error']['message']}", file=sys.stderr)
             else:
+                for warning in r.get("warnings", ()):
+                    print(f"warning: {r['model']}: exported with --force: {warning}",
+                          file=sys.stderr)
                 print(f"{r['model']}: wrote {r['header']} and {r['source']}  "
                       f"(kTensorArenaSize {r['arena_size']:,} = min_arena {r['min_arena']:,} "
                       f"+ margin {r['margin']:,}; MicroMutableOpResolver<{r['op_count']}>; "
@@ -125,6 +132,7 @@ def _duplicate_names(models: list[str]) -> str | None:
 
 def _csv_row(record: dict[str, Any]) -> dict[str, Any]:
     row = dict(record)
+    row.pop("warnings", None)
     if "error" in row:
         row["error"] = row["error"]["message"]
     if "ops" in row:
@@ -142,7 +150,11 @@ def add_export_parser(sub: Any) -> None:
                     "tflite::MicroMutableOpResolver<kOpCount>. Everything lives in namespace "
                     "NAME. The output depends only on the model, target, name and margin.")
     add_batch_arguments(p)
-    add_target_argument(p)
+    add_target_argument(p, required=True)
+    p.add_argument("--force", action="store_true",
+                   help="export a model whose arena plan (from tinyarena optimize) is not "
+                        "proven for the target's kernels anyway; the header then carries a "
+                        "#warning, since the firmware's outputs can be wrong")
     p.add_argument("-o", "--output", default=".", metavar="DIR",
                    help="folder for the sources (made if missing; default: the current one)")
     p.add_argument("--name", default=None,

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from tinyarena.cli_common import target_from_args, target_line
+from tinyarena.cli_common import target_defaulted, target_from_args, target_line
 from tinyarena.errors import ModelError, UsageError
 
 
@@ -50,7 +50,9 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
         profile = target_from_args(args)
         s = allocate_split(read_model(models[0]), target=profile)
         data: dict[str, Any] = {"model": models[0], **s.to_dict()}
-        text = (f"{target_line(profile, 'production', planner_text(s.layout))}\n"
+        line = target_line(profile, "production", planner_text(s.layout),
+                           defaulted=target_defaulted(args))
+        text = (f"{line}\n"
                 f"{models[0]}  [two arenas]\n"
                 f"persistent arena      used {s.persistent_used:>10,}  minimum "
                 f"{s.persistent_min:>10,} bytes\n"
@@ -66,10 +68,11 @@ def run_layouts(args: argparse.Namespace, models: list[str]) -> int:
                 f"shared head {m.head:,}, tail {m.tail:,} after its AllocateTensors"
                 for i, (name, m) in enumerate(zip(models, shared.models))]
         text = "\n".join(
-            [target_line(profile, "production"), "shared arena  [one MicroAllocator, models "
-             "allocated in this order]", *rows,
+            [target_line(profile, "production", defaulted=target_defaulted(args)),
+             "shared arena  [one MicroAllocator, models allocated in this order]", *rows,
              f"used {shared.used:,} bytes (head {shared.head:,} + tail {shared.tail:,}), "
              f"minimum arena {shared.min_arena:,} bytes"])
+    data["target_defaulted"] = target_defaulted(args)
     print(json.dumps(data, indent=2) if args.json else text)
     return 0
 

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tinyarena.cli_common import seconds_argument
+from tinyarena.cli_common import DEFAULT_TARGET, DEFAULT_TARGET_WORDS, seconds_argument
 from tinyarena.errors import ModelError
 
 
@@ -24,7 +24,7 @@ def add_report_parser(sub: Any) -> None:
     p.add_argument("model", help="a .tflite file")
     p.add_argument("--target", action="append", choices=tuple(PROFILES), default=None,
                    help="a TFLM build to size for (repeat for several, shown side by side; "
-                        "default host-x64, the pip wheel)")
+                        "default host-x64, the x86-64 pip wheel, not a device)")
     p.add_argument("--esp-nn", action="append", choices=ESP_NN_VERSIONS, default=None,
                    metavar="VERSION",
                    help="on esp32* targets: an esp-nn release to size for (repeat for one "
@@ -82,6 +82,22 @@ def _optimize_view(args: argparse.Namespace, model: Any, target: str) -> Any:
     return OptimizeView(before, after, source, notes)
 
 
+def _verdict(model: Any, layout: Any, defaulted: bool) -> tuple[bool, str]:
+    """Whether the model may go into that target's firmware as it is, in one sentence: the
+    arena to declare, or why its pinned plan must not be used there."""
+    from tinyarena.arena.targets import get_target
+    from tinyarena.optimize.safety import plan_warnings
+
+    profile = get_target(layout.target, layout.kernel_set, layout.esp_nn_version)
+    name = DEFAULT_TARGET_WORDS if defaulted else profile.name
+    unproven = plan_warnings(model, profile)
+    if unproven:
+        return False, f"verdict for target {name}: NOT SAFE: {unproven[0]}"
+    return True, (f"verdict for target {name}: safe as it is; declare alignas(16) uint8_t "
+                  f"tensor_arena[{layout.min_arena}] (kernels {profile.kernels}; any arena "
+                  f"plan pinned by tinyarena optimize is proven for them)")
+
+
 def run_report(args: argparse.Namespace) -> int:
     from tinyarena.arena import allocate_model
     from tinyarena.model import read_model
@@ -96,20 +112,21 @@ def run_report(args: argparse.Namespace) -> int:
         raise UsageError("--optimized FILE compares with an optimized model and --no-optimize "
                          "leaves the comparison out; give one of them")
     model = read_model(args.model)
-    targets = list(dict.fromkeys(args.target or ["host-x64"]))
+    targets = list(dict.fromkeys(args.target or [DEFAULT_TARGET]))
     versions = list(dict.fromkeys(args.esp_nn or [None]))
     explanations = [explain_arena(model, allocate_model(model, target=get_target(t, None, v)))
                     for t in targets for v in versions]
+    verdicts = [_verdict(model, e.layout, args.target is None) for e in explanations]
     view = None if args.no_optimize else _optimize_view(args, model, targets[0])
-    page = render_report(Path(args.model).name, explanations, view)
+    page = render_report(Path(args.model).name, explanations, view, verdicts)
     Path(args.output).write_text(page, encoding="utf-8")
     from tinyarena.cli_common import target_line
 
-    for e in explanations:  # each build's line, as every command starts, and its verdict
+    for e, (_, verdict) in zip(explanations, verdicts):  # each build's line and verdict
         print(target_line(get_target(e.layout.target, e.layout.kernel_set,
                                      e.layout.esp_nn_version), e.layout.allocator,
-                          e.planner_text))
-        print(f"declare {e.layout.min_arena:,} bytes (arena used {e.layout.total:,})")
+                          e.planner_text, defaulted=args.target is None))
+        print(verdict)
     print(f"wrote {args.output}: {len(explanations)} build(s), "
           f"{sum(len(e.buffers) for e in explanations)} planned buffers drawn")
     return 0

@@ -16,9 +16,9 @@ import numpy as np
 
 from tinyarena.cli_common import (
     add_target_argument,
-    plan_warnings,
     positive_int_argument,
     positive_size_argument,
+    target_defaulted,
     target_from_args,
     target_line,
 )
@@ -79,8 +79,8 @@ def run_command(args: argparse.Namespace) -> int:
     _check_image_options(args)
     profile = target_from_args(args)
     if not args.json:  # first, as in every command: what the numbers below are for
-        print(target_line(profile), flush=True)
-    warnings = plan_warnings(args)
+        print(target_line(profile, defaulted=target_defaulted(args)), flush=True)
+    warnings = _unproven_plan(args)
     model = read_model(args.model)
     native = _native_setting(args.native, args.repeat, _operator_count(model),
                              native_kernels.available() and not native_kernels.switched_off(),
@@ -141,6 +141,7 @@ def run_command(args: argparse.Namespace) -> int:
             "invoke_ms": {"median": median_ms, "runs": len(times),
                           "kernels": "compiled" if ip.native else "numpy"},
             "allocation": report.to_dict(),
+            "target_defaulted": target_defaulted(args),
             "warnings": warnings,
             "target": profile.name, "kernel_set": profile.kernel_set,
             "tflm": profile.tflm_commit,
@@ -148,7 +149,6 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps(_json_safe(data), indent=2, allow_nan=False))
         return 0
     print(f"{args.model}  input: {source}")
-    print(profile.header())
     for i, (d, v) in enumerate(zip(out_details, outputs)):
         print(f"output {i} {d['name']!r} {v.dtype.name}{list(v.shape)}:")
         print(f"  {_format_array(v)}")
@@ -205,6 +205,31 @@ def _check_image_options(args: argparse.Namespace) -> None:
         raise UsageError(f"{', '.join(given)}: only for an image input "
                          f"({', '.join(IMAGE_SUFFIXES)}), and {what}; drop "
                          f"{'it' if len(given) == 1 else 'them'}")
+
+
+def _unproven_plan(args: argparse.Namespace) -> list[str]:
+    """Refuse (PlanError) a model whose arena plan ``tinyarena optimize`` proved only for
+    other kernels than the target's: tinyarena's kernels would give the right outputs where
+    that device's loop order overwrites data still needed (issue 19: 8 of 55 models differed
+    on a Cortex-M4 CMSIS-NN build, and run showed the correct outputs). With --force it runs,
+    and the warnings returned (printed to stderr here) say so."""
+    import sys
+
+    from tinyarena.errors import PlanError
+    from tinyarena.model import read_model
+    from tinyarena.optimize.safety import plan_warnings
+
+    profile = target_from_args(args)
+    found = plan_warnings(read_model(args.model), profile)
+    if found and not args.force:
+        raise PlanError(f"refusing to run on target {profile.name}: {found[0]}; or pass --force "
+                        f"to run it anyway (its outputs are then not what {profile.name} "
+                        f"computes)")
+    said = [f"run with --force: these outputs are tinyarena's, not what target {profile.name} "
+            f"computes with this plan: {w}" for w in found]
+    for text in said:
+        print(f"warning: {text}", file=sys.stderr)
+    return said
 
 
 def _check_labels(labels: list[str], details: list[dict[str, Any]]) -> None:
@@ -309,6 +334,10 @@ def add_run_parser(sub: Any) -> None:
                    help="arena bytes: 98304, 0x18000, 96K (default: the smallest arena TFLM "
                         "accepts)")
     add_target_argument(p)
+    p.add_argument("--force", action="store_true",
+                   help="run a model whose arena plan (from tinyarena optimize) is not proven "
+                        "for the target's kernels anyway; its outputs are then not what that "
+                        "device computes")
     p.add_argument("--labels", default=None, metavar="A,B,...",
                    help="names of output 0's classes, printed with the top classes (person_detect: "
                         "--labels no_person,person)")

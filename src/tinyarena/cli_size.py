@@ -23,9 +23,11 @@ from tinyarena.cli_common import (
     expand_models,
     failed_record,
     is_single,
+    announce_default,
     report_error,
     run_batch,
     side_by_side,
+    target_defaulted,
     targets_from_args,
     text_stream,
     write_csv,
@@ -115,9 +117,12 @@ def run_size(args: argparse.Namespace) -> int:
     nested = run_batch(job, models, args.jobs, desc="size", executor=args.executor,
                        on_error=lambda model, exc: [failed_record(model, exc)] * len(builds))
     # one record per model and build, each model's builds together
-    records = [record for per_model in nested for record in per_model]
+    defaulted = target_defaulted(args)
+    records = [{**r, "target_defaulted": defaulted} if "error" not in r else r
+               for per_model in nested for r in per_model]
     _with_changes(records, len(builds))
-    texts = [r.pop("text", None) for r in records]
+    texts = [None if t is None else announce_default(args, t)
+             for t in (r.pop("text", None) for r in records)]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"
         for warning in r.get("warnings", ()):
             print(f"warning: {r['model']}: {warning}", file=sys.stderr)

@@ -17,6 +17,8 @@ def _rows() -> list[dict[str, Any]]:
         "name": p.name,
         "core": p.core,
         "abi": p.abi,
+        "float_build": p.float_build or None,
+        "note": p.note or None,
         "kernels": p.kernel_set,
         "cmsis_nn_isa": p.cmsis_nn_isa,
         "allocator": p.default_allocator,
@@ -46,11 +48,16 @@ def _render(rows: list[dict[str, Any]]) -> str:
     from tinyarena.arena.targets import ESP_NN_VERSIONS
 
     table = [("target", "default kernels", "allocator", "TFLM", "ABI")]
-    table += [(r["name"], _kernels(r), r["allocator"], r["tflm"], r["abi"]) for r in rows]
+    table += [(r["name"], _kernels(r), r["allocator"], r["tflm"],
+               r["abi"] + (f"; {r['float_build']}" if r["float_build"] else "")) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(4)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4]
              for row in table]
     lines.append("")
+    lines.extend(f"note: {r['name']}: {r['note']}" for r in rows if r["note"])
+    lines.append("cortex-m* are TFLM's TARGET_ARCH names (cortex_m_generic_makefile.inc), with "
+                 "its float ABI; arm32 is the 32-bit struct layout with reference kernels and "
+                 "int-sized enums, for a non-Cortex-M 32-bit build.")
     lines.append("--kernels reference|cmsis-nn|esp-nn overrides a target's default kernel "
                  "set; cmsis-nn needs a cortex-m* target, esp-nn an esp32* one.")
     lines.append("cortex-m* default to CMSIS-NN, which most Cortex-M deployments link; "

@@ -10,6 +10,7 @@ from typing import Any
 from tinyarena.cli_common import (
     add_target_argument,
     positive_int_argument,
+    target_defaulted,
     target_from_args,
     target_line,
 )
@@ -60,12 +61,14 @@ def _run_whatif(args: argparse.Namespace) -> int:
     w = analyse_preallocation(model, target=profile, max_external=args.max_external,
                               layout=layout)
     if args.json:
-        print(json.dumps({"model": args.model, **w.to_dict()}, indent=2))
+        print(json.dumps({"model": args.model, **w.to_dict(),
+                          "target_defaulted": target_defaulted(args)}, indent=2))
     else:
         names = {t.index: t.name for t in model.subgraphs[0].tensors}
         planner = planner_text(layout)
-        print(_render(w, args.model, names, target_line(profile, layout.allocator, planner),
-                      planner))
+        print(_render(w, args.model, names,
+                      target_line(profile, layout.allocator, planner,
+                                  defaulted=target_defaulted(args)), planner))
     return 0
 
 

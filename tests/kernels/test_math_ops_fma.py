@@ -16,7 +16,7 @@ from tinyarena.builder import ModelBuilder
 from tinyarena.interpreter import Interpreter
 from tinyarena.model import read_model
 
-TARGET = "cortex-m4"
+TARGET = "cortex-m4+fp"  # TFLM's hard-float M4: float sums are fused multiply-adds
 
 
 def _fmaf():
@@ -104,7 +104,8 @@ def test_l2_pool_sum_of_squares_is_an_fmaf_chain() -> None:
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
-@pytest.mark.parametrize("target", ("host-x64", "cortex-m3", "cortex-m4"))
+@pytest.mark.parametrize("target", ("host-x64", "cortex-m3", "cortex-m4", "cortex-m4+fp",
+                                    "cortex-m7+fp"))
 def test_exp_uses_the_targets_c_library(target: str) -> None:
     """EXP calls std::exp(float): glibc's expf on the wheel's host, newlib's (fdlibm without an
     FPU) on Cortex-M builds; the profile's ``libm`` picks which (fdlibm's differs from glibc's

@@ -297,14 +297,14 @@ def test_compiled_float_depthwise_zero_signs(compiled: Counter[str]) -> None:
 
 @pytest.mark.parametrize("op", sorted(CASES))
 def test_compiled_fused_multiply_add_targets(op: str, compiled: Counter[str]) -> None:
-    """On builds with float_fma (Cortex-M4 and up) every ``total += a * b`` is one fmaf: the
+    """On builds with float_fma (cortex-m4+fp and other FPU builds) every ``total += a * b`` is one fmaf: the
     compiled loops reproduce numpy's exact fma32, and those sums are not the unfused ones."""
     make, bind = CASES[op]
     rng = np.random.default_rng(sum(map(ord, op)) + 11)
     differ = 0
     for _ in range(6):
         model, inputs, desc = make("float32", rng)
-        fused = _same_bytes(model, inputs, desc, target="cortex-m4", kernel_set="reference")
+        fused = _same_bytes(model, inputs, desc, target="cortex-m4+fp", kernel_set="reference")
         plain = _outputs(model, inputs, True)
         differ += sum(f.tobytes() != q.tobytes() for f, q in zip(fused, plain))
     assert compiled[bind] == 6 + 6

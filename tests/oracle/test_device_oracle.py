@@ -25,10 +25,12 @@ from tinyarena.model import read_model
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 ORACLE = SHARED / "device-oracle"
 
-# configuration -> (tinyarena target, kernel set)
+# configuration -> (tinyarena target, kernel set). The m4-* builds are hard-float
+# (-mfloat-abi=hard, FPv4-SP): TFLM's TARGET_ARCH=cortex-m4+fp; m55-* is hard-float cortex-m55,
+# m3-* soft-float cortex-m3 (provenance.configs).
 CONFIGS = {
-    "m4-cmsis-nn": ("cortex-m4", "cmsis-nn"),
-    "m4-reference": ("cortex-m4", "reference"),
+    "m4-cmsis-nn": ("cortex-m4+fp", "cmsis-nn"),
+    "m4-reference": ("cortex-m4+fp", "reference"),
     "m55-cmsis-nn": ("cortex-m55", "cmsis-nn"),
     "m3-cmsis-nn": ("cortex-m3", "cmsis-nn"),
 }

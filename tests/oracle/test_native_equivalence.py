@@ -23,7 +23,7 @@ from tinyarena.kernels import native
 needs_numba = pytest.mark.skipif(not native.available(), reason="numba (extra 'fast') absent")
 
 INVOKES = 3
-TARGETS = ("host-x64", "cortex-m4", "cortex-m0")
+TARGETS = ("host-x64", "cortex-m4+fp", "cortex-m0")  # glibc; fused FPU sums; fdlibm expf
 SMALL_SHARED = ("hello_world_float", "hello_world_int8", "trained_lstm", "trained_lstm_int8",
                 "keyword_scrambled", "keyword_scrambled_8bit", "micro_speech_quantized",
                 "simple_add_model", "kws_ref_model", "person_detect")

@@ -72,7 +72,7 @@ def test_every_size_option_takes_the_syntax(capsys, models: Path) -> None:
 
 # -- check ---------------------------------------------------------------------------------------
 def test_check_fits_exits_0(capsys, models: Path) -> None:
-    status, out, _ = _run(capsys, ["check", str(models / "fc0.tflite"), "--budget",
+    status, out, _ = _run(capsys, ["check", "--target", "host-x64", str(models / "fc0.tflite"), "--budget",
                                    str(FC_MIN_ARENA), "--json"])
     data = json.loads(out)
     assert status == EXIT_OK == data["exit_code"] == 0 and data["ok"] is True
@@ -81,25 +81,25 @@ def test_check_fits_exits_0(capsys, models: Path) -> None:
 
 
 def test_check_over_budget_gives_bytes_over_per_model(capsys, models: Path) -> None:
-    status, out, _ = _run(capsys, ["check", str(models), "--budget", "1900", "--json"])
+    status, out, _ = _run(capsys, ["check", "--target", "host-x64", str(models), "--budget", "1900", "--json"])
     data = json.loads(out)
     assert status == EXIT_OVER_BUDGET == data["exit_code"] and data["ok"] is False
     assert [m["over_by"] for m in data["models"]] == [FC_MIN_ARENA - 1900] * 3
     assert data["over_budget"] == 3 and data["errors"] == 0
-    status, text, _ = _run(capsys, ["check", str(models), "--budget", "1900"])
+    status, text, _ = _run(capsys, ["check", "--target", "host-x64", str(models), "--budget", "1900"])
     assert status == EXIT_OVER_BUDGET and text.count("36 over the 1,900-byte budget") == 3
 
 
 def test_check_missing_and_malformed_are_bad_input(capsys, models: Path, malformed: Path,
                                                    tmp_path: Path) -> None:
     for path in (tmp_path / "missing.tflite", malformed):
-        status, out, _ = _run(capsys, ["check", str(path), "--budget", "96K", "--json"])
+        status, out, _ = _run(capsys, ["check", "--target", "host-x64", str(path), "--budget", "96K", "--json"])
         data = json.loads(out)
         assert status == EXIT_BAD_INPUT == data["exit_code"]
         assert data["models"][0]["error"]["type"] == "ModelError"
         assert data["models"][0]["error"]["message"]
     # A bad model among fitting ones: still bad input, the others still reported.
-    status, out, _ = _run(capsys, ["check", str(models / "fc0.tflite"), str(malformed),
+    status, out, _ = _run(capsys, ["check", "--target", "host-x64", str(models / "fc0.tflite"), str(malformed),
                                    "--budget", "96K", "--json"])
     data = json.loads(out)
     assert status == EXIT_BAD_INPUT and data["fits"] == 1 and data["errors"] == 1
@@ -108,7 +108,7 @@ def test_check_missing_and_malformed_are_bad_input(capsys, models: Path, malform
 
 def test_check_usage_error_is_json_with_exit_2(capsys, models: Path) -> None:
     with pytest.raises(SystemExit) as info:
-        main(["check", str(models), "--json"])  # no --budget
+        main(["check", "--target", "host-x64", str(models), "--json"])  # no --budget
     assert info.value.code == 2
     assert "--budget" in json.loads(capsys.readouterr().out)["error"]["message"]
 
@@ -133,7 +133,7 @@ def test_check_jobs_2_equals_jobs_1_and_csv(capsys, models: Path, tmp_path: Path
     outputs = []
     for jobs in ("1", "2"):
         table = tmp_path / f"check{jobs}.csv"
-        status, out, _ = _run(capsys, ["check", str(models), "--budget", "2K", "--jobs", jobs,
+        status, out, _ = _run(capsys, ["check", "--target", "host-x64", str(models), "--budget", "2K", "--jobs", jobs,
                                        "--json", "--csv", str(table)])
         assert status == 0
         outputs.append((out, table.read_text()))
@@ -153,7 +153,7 @@ def test_size_csv(capsys, models: Path, tmp_path: Path) -> None:
 
 
 def test_empty_folder_is_an_error(capsys, tmp_path: Path) -> None:
-    status, out, _ = _run(capsys, ["check", str(tmp_path), "--budget", "1K", "--json"])
+    status, out, _ = _run(capsys, ["check", "--target", "host-x64", str(tmp_path), "--budget", "1K", "--json"])
     assert status == EXIT_BAD_INPUT and "no .tflite files" in json.loads(out)["error"]["message"]
 
 

@@ -115,7 +115,8 @@ def test_whatif_on_an_offline_planned_model_says_so(tmp_path, capsys) -> None:
     path.write_bytes(data)
     assert main(["whatif", str(path)]) == 0
     text = capsys.readouterr().out
-    header = text.splitlines()[0]
+    target_line, header = text.splitlines()[:2]
+    assert target_line.startswith("target host-x64 (default: the x86-64 pip wheel")
     assert "offline plan" in header and "greedy planner" not in header
     assert "no candidate" in text and "offline" in text.split("no candidate")[1]
 
@@ -125,7 +126,7 @@ def test_size_split_header_names_the_offline_plan(tmp_path, capsys) -> None:
     path = tmp_path / "pinned.tflite"
     path.write_bytes(_pinned_model())
     assert main(["size", str(path), "--split"]) == 0
-    header = capsys.readouterr().out.splitlines()[0]
+    header = capsys.readouterr().out.splitlines()[1]
     assert "offline plan" in header and "greedy planner" not in header
 
 
@@ -298,10 +299,12 @@ def test_export_refuses_an_arena_size_an_unsigned_int_cannot_hold(tmp_path, caps
     model = tmp_path / "m.tflite"
     model.write_bytes(_pinned_model())
     out = tmp_path / "fw"
-    assert main(["export", str(model), "--margin", "4G", "-o", str(out), "--json"]) == 1
+    assert main(["export", str(model), "--target", "host-x64", "--margin", "4G", "-o", str(out),
+                 "--json"]) == 1
     assert "unsigned int" in json.loads(capsys.readouterr().out)["error"]["message"]
     assert not list(out.glob("*.h"))
-    assert main(["export", str(model), "--margin", "1K", "-o", str(out)]) == 0
+    assert main(["export", str(model), "--target", "host-x64", "--margin", "1K", "-o",
+                 str(out)]) == 0
 
 
 def test_report_refuses_an_optimized_file_of_another_model(tmp_path, capsys) -> None:

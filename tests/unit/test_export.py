@@ -322,7 +322,8 @@ def test_cli_export_batch_equals_single_and_jobs(capsys, tmp_path: Path) -> None
     results = {}
     for jobs in ("1", "2"):
         out = tmp_path / f"out{jobs}"
-        assert main(["export", str(models), "-o", str(out), "--jobs", jobs, "--json"]) == 1
+        assert main(["export", str(models), "--target", "cortex-m4", "-o", str(out), "--jobs",
+                     jobs, "--json"]) == 1
         records = json.loads(capsys.readouterr().out)
         results[jobs] = ([{k: v for k, v in r.items() if k not in ("header", "source")}
                           for r in records],
@@ -334,7 +335,8 @@ def test_cli_export_batch_equals_single_and_jobs(capsys, tmp_path: Path) -> None
     assert records[0]["error"]["type"] == "ModelError"
     assert sorted(files) == ["m0.cc", "m0.h", "m1.cc", "m1.h", "m2.cc", "m2.h"]
     single = tmp_path / "single"
-    assert main(["export", str(models / "m1.tflite"), "-o", str(single), "--json"]) == 0
+    assert main(["export", str(models / "m1.tflite"), "--target", "cortex-m4", "-o",
+                 str(single), "--json"]) == 0
     one = json.loads(capsys.readouterr().out)
     assert {k: v for k, v in one.items() if k not in ("header", "source")} == records[2]
     assert (single / "m1.cc").read_text() == files["m1.cc"]

@@ -48,8 +48,11 @@ class TargetProfile:
     ``float_fma``: the build contracts float ``a * b + c`` into one fused multiply-add (GCC's
     default with a hardware FPU, ``-mfloat-abi=hard``), which float kernels emulate.
     ``libm`` is the C library whose ``expf`` the float kernels call: "glibc" (the wheel's
-    host), "newlib" (Cortex-M with an FPU: the same double-based algorithm) or "newlib-fdlibm"
-    (no FPU: newlib's old fdlibm float code; see ``kernels._libm``).
+    host), "newlib" (Cortex-M with a double-precision FPU: the same double-based algorithm),
+    "newlib-fdlibm" (no FPU: newlib's old fdlibm float code; see ``kernels._libm``) or
+    "newlib-fdlibm-fma" (a single-precision FPU: that code with GCC's fused multiply-adds).
+    ``float_build`` names the float ABI, FPU and DSP/MVE extensions of a Cortex-M build (empty
+    elsewhere); ``note`` says how the name's meaning changed, for every output to repeat.
     """
 
     name: str
@@ -69,6 +72,8 @@ class TargetProfile:
     libm: str = "glibc"
     esp_nn_dispatch: str | None = None
     esp_nn_version: str | None = None
+    float_build: str = ""
+    note: str = ""
 
     @property
     def kernels(self) -> str:
@@ -83,7 +88,8 @@ class TargetProfile:
 
     def header(self, allocator: str | None = None) -> str:
         """One line naming everything a number depends on, for every output's header."""
-        return (f"target {self.name} | ABI {self.abi} | kernels {self.kernels} | "
+        build = f" | {self.float_build}" if self.float_build else ""
+        return (f"target {self.name} | ABI {self.abi}{build} | kernels {self.kernels} | "
                 f"allocator {allocator or self.default_allocator} | TFLM {self.tflm_commit}")
 
     def with_kernel_set(self, kernel_set: str | None) -> TargetProfile:
@@ -410,31 +416,91 @@ _CMSIS_NN_OPDATA: dict[str, tuple[int, int]] = {
 _CORTEX_M: dict[str, tuple[int, int]] = {**_ARM32_SHORT_ENUMS, **_CMSIS_NN_OPDATA}
 _CORTEX_ABI = "arm-none-eabi-gcc default: AAPCS, 32-bit, short enums"
 
-# core -> (CMSIS-NN ISA class, what the core offers CMSIS-NN).
-_CORES: dict[str, tuple[str, str]] = {
-    "cortex-m0": ("plain", "Armv6-M, no DSP extension"),
-    "cortex-m0plus": ("plain", "Armv6-M, no DSP extension"),
-    "cortex-m3": ("plain", "Armv7-M, no DSP extension"),
-    "cortex-m4": ("dsp", "Armv7E-M with the DSP extension"),
-    "cortex-m7": ("dsp", "Armv7E-M with the DSP extension"),
-    "cortex-m33": ("dsp", "Armv8-M Mainline with the DSP extension"),
-    "cortex-m55": ("mve", "Armv8.1-M with MVE (Helium)"),
-    "cortex-m85": ("mve", "Armv8.1-M with MVE (Helium)"),
-}
-# Cores with a single-precision FPU (VFMA), built hard-float as the device oracle's M4 and M55:
-# TFLM's float sums ``total += a * b`` compile to fused multiply-adds there (measured on
-# hello_world_float: m4/m55 equal the fused result, the soft-float m3 the unfused one).
-_FPU_CORES = frozenset({"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "cortex-m85"})
+@dataclass(frozen=True)
+class CortexBuild:
+    """One ``TARGET_ARCH`` of TFLM's ``tools/make/targets/cortex_m_generic_makefile.inc``: the
+    core, the ``-mfloat-abi`` the makefile sets (``FLOAT``), the FPU the ``-mcpu``/``-mfpu``
+    pair leaves usable, and the DSP/MVE extensions CMSIS-NN picks its code path by.
+
+    What the compiler makes of each pair was measured with Debian's arm-none-eabi-gcc 12.2.1
+    (``-dM -E``: ``__ARM_FP``, ``__ARM_FEATURE_FMA``, ``__ARM_FEATURE_DSP``,
+    ``__ARM_FEATURE_MVE``, ``__SOFTFP__``), so the table is data, not a guess from the name.
+    ``was`` says what the same name meant in tinyarena before it followed TFLM's names.
+    ``libm``: the expf of the newlib multilib the flags select (``-print-multi-directory``):
+    without an FPU and with a single-precision one (``v7e-m+fp``, ``v8-m.main+fp``) newlib
+    builds fdlibm's ef_exp.c, the latter with GCC's fused multiply-adds; with a
+    double-precision FPU (``v7e-m+dp``, ``v8-m.main+dp``) its double-based expf. Measured on
+    200,000 inputs in QEMU (mps2-an385/an386/an500): Cortex-M3 and soft-float M4 equal
+    ``newlib-fdlibm``, hard-float M4 ``newlib-fdlibm-fma``, hard-float M7 ``newlib``, bit for bit."""
+
+    arch: str
+    core: str
+    float_abi: str
+    fpu: str
+    dsp: bool
+    mve: str = ""
+    was: str = ""
+    libm: str = "newlib-fdlibm"
+
+    @property
+    def isa(self) -> str:
+        """CMSIS-NN's code path: MVE (``ARM_MATH_MVEI``), DSP (``ARM_MATH_DSP``) or plain C."""
+        return "mve" if self.mve else "dsp" if self.dsp else "plain"
+
+    @property
+    def hardware_float(self) -> bool:
+        """Float arithmetic runs on the FPU (hard or softfp ABI with an FPU): GCC then fuses
+        ``a * b + c`` into VFMA (``__ARM_FEATURE_FMA``) and links newlib's FPU multilib."""
+        return bool(self.fpu) and self.float_abi != "soft"
+
+    def words(self) -> str:
+        """``float ABI soft, no FPU, DSP extension``: what every header names."""
+        fpu = self.fpu if self.hardware_float else "no FPU"
+        ext = ("MVE " + self.mve) if self.mve else "DSP extension" if self.dsp else "no DSP"
+        return f"float ABI {self.float_abi}, {fpu}, {ext}"
 
 
-def _cortex_profile(core: str, isa: str, what: str) -> TargetProfile:
+_SP, _DP = "newlib-fdlibm-fma", "newlib"  # expf with a single- / double-precision FPU
+_TFLM_CHANGED = ("before tinyarena followed TFLM's TARGET_ARCH names, {name} meant the "
+                 "hard-float FPU build (now {name}+fp); sizes are the same, float outputs differ "
+                 "(no fused multiply-add, newlib's fdlibm expf)")
+CORTEX_M_BUILDS: tuple[CortexBuild, ...] = (
+    CortexBuild("cortex-m0", "cortex-m0", "soft", "", False),
+    CortexBuild("cortex-m0plus", "cortex-m0plus", "soft", "", False),
+    CortexBuild("cortex-m3", "cortex-m3", "soft", "", False),
+    CortexBuild("cortex-m4", "cortex-m4", "soft", "", True,
+                was=_TFLM_CHANGED.format(name="cortex-m4")),
+    CortexBuild("cortex-m4+fp", "cortex-m4", "hard", "FPv4-SP", True, libm=_SP),
+    CortexBuild("cortex-m4+sfp", "cortex-m4", "softfp", "FPv4-SP", True, libm=_SP),
+    CortexBuild("cortex-m7", "cortex-m7", "soft", "", True,
+                was=_TFLM_CHANGED.format(name="cortex-m7")),
+    CortexBuild("cortex-m7+fp", "cortex-m7", "hard", "FPv5-D16", True, libm=_DP),
+    CortexBuild("cortex-m33", "cortex-m33", "hard", "FPv5-SP", True, libm=_SP),
+    CortexBuild("cortex-m33+nodsp", "cortex-m33", "soft", "", False),
+    CortexBuild("cortex-m55", "cortex-m55", "hard", "FPv5-D16 + MVE-F", True, "integer+float",
+                libm=_DP),
+    CortexBuild("cortex-m55+nofp", "cortex-m55", "softfp", "", True, "integer"),
+    CortexBuild("cortex-m55+nodsp+nofp", "cortex-m55", "softfp", "", False),
+    CortexBuild("cortex-m85", "cortex-m85", "hard", "FPv5-D16 + MVE-F", True, "integer+float",
+                libm=_DP),  # as cortex-m55 (GCC 12 has no -mcpu=cortex-m85 to measure)
+)
+"""Every TARGET_ARCH the makefile accepts (cortex-m85 since TFLM added it there), in its order.
+TFLM forces FLOAT=softfp on every cortex-m55* (soft would disable MVE); without an FPU that is
+still software float (``__SOFTFP__``)."""
+
+
+def _cortex_profile(build: CortexBuild) -> TargetProfile:
+    what = f"{build.words()}, CMSIS-NN {ISA_NAMES[build.isa]}"
     return TargetProfile(
-        name=core,
-        description=f"{core}: {what}; TFLM built with arm-none-eabi-gcc, production allocator",
+        name=build.arch,
+        description=f"TFLM TARGET_ARCH={build.arch}: {what}; built with arm-none-eabi-gcc, "
+                    f"production allocator",
         pointer_size=4, compression=False, short_enums=True, default_allocator="production",
-        structs=MappingProxyType(_CORTEX_M), kernel_set="cmsis-nn", cmsis_nn_isa=isa,
-        core=core, abi=_CORTEX_ABI, tflm_commit="90b983c2", kernels_optimized_for_speed=True,
-        float_fma=core in _FPU_CORES, libm="newlib" if core in _FPU_CORES else "newlib-fdlibm",
+        structs=MappingProxyType(_CORTEX_M), kernel_set="cmsis-nn", cmsis_nn_isa=build.isa,
+        core=build.core, abi=_CORTEX_ABI, tflm_commit="90b983c2",
+        kernels_optimized_for_speed=True, float_fma=build.hardware_float,
+        libm=build.libm,
+        float_build=build.words(), note=build.was,
     )
 
 
@@ -506,7 +572,7 @@ PROFILES: Mapping[str, TargetProfile] = MappingProxyType({
         pointer_size=4, compression=False, short_enums=True, default_allocator="production",
         structs=MappingProxyType(_ARM32_SHORT_ENUMS), abi="AAPCS, 32-bit, short enums",
     ),
-    **{core: _cortex_profile(core, isa, what) for core, (isa, what) in _CORES.items()},
+    **{build.arch: _cortex_profile(build) for build in CORTEX_M_BUILDS},
     **_ESP_PROFILES,
 })
 
@@ -526,5 +592,5 @@ def get_target(target: str | TargetProfile, kernel_set: str | None = None,
     return profile.with_kernel_set(kernel_set).with_esp_nn(esp_nn)
 
 
-__all__ = ["ESP_NN_DISPATCH_NAMES", "ESP_NN_VERSIONS", "ISA_NAMES", "KERNEL_SETS", "PROFILES",
-           "TargetProfile", "get_target"]
+__all__ = ["CORTEX_M_BUILDS", "CortexBuild", "ESP_NN_DISPATCH_NAMES", "ESP_NN_VERSIONS",
+           "ISA_NAMES", "KERNEL_SETS", "PROFILES", "TargetProfile", "get_target"]

@@ -26,10 +26,11 @@ from pathlib import Path
 from tinyarena._version import EMULATED_TFLM, __version__
 from tinyarena.arena.allocator import Resolver, allocate_model
 from tinyarena.arena.targets import TargetProfile, get_target
-from tinyarena.errors import BuildError, UnsupportedOpError
+from tinyarena.errors import BuildError, PlanError, UnsupportedOpError
 from tinyarena.export.resolver_methods import BUILTIN_METHODS, CUSTOM_METHODS
 from tinyarena.model import read_model
 from tinyarena.model.types import Model
+from tinyarena.optimize.safety import plan_warnings
 
 MODEL_ALIGNMENT = 16  # alignas() of the model array
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment(): the arena start TFLM aligns up to
@@ -80,6 +81,7 @@ class ExportedSources:
     arena_size: int  # kTensorArenaSize = min_arena + margin
     target: str
     ops: tuple[OpRegistration, ...]
+    warnings: tuple[str, ...] = ()  # why the export needed --force (also #warning lines)
 
     @property
     def op_count(self) -> int:
@@ -101,6 +103,7 @@ class ExportedSources:
             "target": self.target, "model_bytes": self.model_bytes,
             "min_arena": self.min_arena, "arena_used": self.arena_used, "margin": self.margin,
             "arena_size": self.arena_size, "op_count": self.op_count,
+            "warnings": list(self.warnings),
             "ops": [op.method if not op.custom or op.method != "AddCustom"
                     else f"AddCustom({op.op_name})" for op in self.ops],
         }
@@ -147,12 +150,18 @@ def _registration(name: str, custom: bool, op_index: int, subgraph: int) -> OpRe
 def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
                  target: str | TargetProfile = "host-x64",
                  name: str | None = None, margin: int = 0,
-                 model_file: str = "", resolver: Resolver | None = None) -> ExportedSources:
+                 model_file: str = "", resolver: Resolver | None = None,
+                 force: bool = False) -> ExportedSources:
     """The C++ sources of ``model`` for ``target``; ``name`` (default: the file's stem, else
     "model") becomes the namespace and the file names. ``model_file`` is only quoted in a
     comment (its base name, so the output does not depend on where the file is). A model with
     custom ops needs a ``resolver`` holding their Registrations: their prepare decides the
-    arena, and TFLM's MicroMutableOpResolver needs them registered too."""
+    arena, and TFLM's MicroMutableOpResolver needs them registered too.
+
+    A model whose arena plan ``tinyarena optimize`` proved only for other kernels than the
+    target's is refused (PlanError): TFLM would follow the plan and the firmware could compute
+    wrong outputs. ``force`` exports it anyway, with a ``#warning`` in the header that every
+    build of the firmware prints."""
     if isinstance(margin, bool) or not isinstance(margin, int) or margin < 0:
         raise BuildError(f"margin must be a whole number of bytes >= 0, got {margin!r}")
     if isinstance(model, (str, Path)) and not model_file:
@@ -166,6 +175,10 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
         raise BuildError(f"--name {name!r} is not a C++ identifier; use e.g. {ident!r}")
     ops = op_registrations(parsed)
     profile = get_target(target)
+    unproven = tuple(plan_warnings(parsed, profile))
+    if unproven and not force:
+        raise PlanError(f"refusing to export for target {profile.name}: {unproven[0]}; or "
+                        f"export anyway with --force (the header then carries a #warning)")
     try:
         layout = allocate_model(parsed, target=profile, resolver=resolver)
     except UnsupportedOpError as exc:
@@ -192,12 +205,12 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
                            f"{profile.tflm_commit}", allocator=layout.allocator,
         planner=layout.planner, min_arena=int(layout.min_arena),
         arena_used=int(layout.total), margin=margin, arena_size=arena_size, ops=ops,
-        offline=any(b.offline for b in layout.buffers))
+        offline=any(b.offline for b in layout.buffers), warnings=unproven)
     return ExportedSources(
         name=ident, header_name=f"{ident}.h", source_name=f"{ident}.cc",
         header=_header(facts), source=_source(facts), model_bytes=len(data),
         min_arena=facts.min_arena, arena_used=facts.arena_used, margin=margin,
-        arena_size=arena_size, target=profile.name, ops=ops)
+        arena_size=arena_size, target=profile.name, ops=ops, warnings=unproven)
 
 
 @dataclass(frozen=True)
@@ -216,6 +229,7 @@ class _Facts:
     arena_size: int
     ops: tuple[OpRegistration, ...]
     offline: bool
+    warnings: tuple[str, ...] = ()
 
 
 def _n(value: int) -> str:
@@ -237,6 +251,8 @@ def _header(f: _Facts) -> str:
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
+        *(f'#warning "tinyarena export --force: {_c_text(w)}"' for w in f.warnings),
+        *([""] if f.warnings else []),
         '#include "tensorflow/lite/micro/micro_mutable_op_resolver.h"',
         "",
         f"namespace {f.name} {{",
@@ -273,6 +289,11 @@ def _header(f: _Facts) -> str:
         "",
     ])
     return "\n".join(lines)
+
+
+def _c_text(text: str) -> str:
+    """``text`` inside a C string literal (for ``#warning "..."``)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _arena_comment(f: _Facts) -> str:

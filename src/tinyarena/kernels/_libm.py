@@ -404,29 +404,43 @@ _FD_P = (_f(0x3E2AAAAB), _f(0xBB360B61), _f(0x388AB355), _f(0xB5DDEA0E), _f(0x33
 _FD_TWOM100 = _f(0x0D800000)
 
 
-def expf_fdlibm(x: np.ndarray) -> np.ndarray:
+def expf_fdlibm(x: np.ndarray, fused: bool = False) -> np.ndarray:
     """newlib's ``__ieee754_expf`` (fdlibm's ef_exp.c) on float32 arrays: reduce by k*ln2 (k
     from 1 or -1 within 1.5*ln2, else invln2*x + 1/2 truncated), a degree-5 polynomial, then
-    add k to the exponent bits (via 2**-100 for k < -125)."""
+    add k to the exponent bits (via 2**-100 for k < -125).
+
+    ``fused``: the same C code as newlib's single-precision-FPU multilibs compile it
+    (``thumb/v7e-m+fp``, ``v8-m.main+fp``: Cortex-M4/M33 with FPv4-SP/FPv5-SP): GCC contracts
+    ``invln2*x + 1/2``, ``x - t*ln2_hi``, the polynomial's Horner steps and ``r - t*P`` into
+    VFMA/VFMS (read from the disassembly of arm-none-eabi-gcc 12.2.1's newlib 3.3.0)."""
     x = np.asarray(x, F)
     one, two = F(1), F(2)
+
+    def mad(a: np.ndarray | np.float32, b: np.ndarray | np.float32,
+            c: np.ndarray | np.float32) -> np.ndarray:
+        if fused:
+            from tinyarena.kernels._fma import fma32
+
+            return fma32(np.asarray(a, F), np.asarray(b, F), np.asarray(c, F))
+        return np.asarray(np.asarray(a, F) * np.asarray(b, F) + np.asarray(c, F), F)
+
     with np.errstate(all="ignore"):
         sx = x.view(np.int32).astype(np.int64)
         hx = sx & 0x7FFFFFFF
         neg = sx < 0
         near = (hx > 0x3EB17218) & (hx < 0x3F851592)
         far = hx >= 0x3F851592
-        k_far = np.trunc(_FD_INVLN2 * x + np.where(neg, F(-0.5), F(0.5))).astype(np.int64)
+        k_far = np.trunc(mad(_FD_INVLN2, x, np.where(neg, F(-0.5), F(0.5)))).astype(np.int64)
         k = np.where(near, np.where(neg, -1, 1), np.where(far, k_far, 0))
         t = k.astype(F)
         hi = np.where(near, x - np.where(neg, -_FD_LN2_HI, _FD_LN2_HI),
-                      np.where(far, x - t * _FD_LN2_HI, x))
+                      np.where(far, mad(-t, _FD_LN2_HI, x), x))
         lo = np.where(near, np.where(neg, -_FD_LN2_LO, _FD_LN2_LO),
                       np.where(far, t * _FD_LN2_LO, F(0)))
         r = np.where(near | far, hi - lo, x)
         tt = r * r
         p1, p2, p3, p4, p5 = _FD_P
-        c = r - tt * (p1 + tt * (p2 + tt * (p3 + tt * (p4 + tt * p5))))
+        c = mad(-tt, mad(mad(mad(mad(tt, p5, p4), tt, p3), tt, p2), tt, p1), r)
         y0 = one - ((r * c) / (c - two) - r)
         y = one - ((lo - (r * c) / (two - c)) - hi)
         ybits = y.view(np.uint32).astype(np.int64)
@@ -442,19 +456,28 @@ def expf_fdlibm(x: np.ndarray) -> np.ndarray:
     return out.astype(F)
 
 
-LIBMS = ("glibc", "newlib", "newlib-fdlibm")
+LIBMS = ("glibc", "newlib", "newlib-fdlibm", "newlib-fdlibm-fma")
 """The C libraries whose ``expf`` tinyarena reproduces (``TargetProfile.libm``)."""
 
 
 def expf_for(libm: str) -> Callable[[np.ndarray], np.ndarray]:
     """std::exp(float) of a build's C library: glibc (the wheel's host: its FMA or SSE2 build,
-    as the host CPU picks), newlib with an FPU (the same double-based algorithm as glibc's,
-    double operations in software, so never fused) or newlib's fdlibm code (no FPU)."""
+    as the host CPU picks), newlib with a double-precision FPU (the same double-based
+    algorithm as glibc's, unfused), newlib's fdlibm code (no FPU) or that code as the
+    single-precision-FPU multilibs compile it, with fused multiply-adds ("newlib-fdlibm-fma").
+    Compiled kernels port the first three only (``native.libm.expf_mode_for``); the fused
+    fdlibm runs in numpy."""
     if libm == "newlib-fdlibm":
         return expf_fdlibm
+    if libm == "newlib-fdlibm-fma":
+        return _expf_fdlibm_fused
     if libm == "newlib":
         return _expf_unfused
     return expf
+
+
+def _expf_fdlibm_fused(x: np.ndarray) -> np.ndarray:
+    return expf_fdlibm(x, fused=True)
 
 
 def _expf_unfused(x: np.ndarray) -> np.ndarray:

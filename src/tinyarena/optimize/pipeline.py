@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 from tinyarena.arena import ArenaLayout, allocate_model
 from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.arena.lifetimes import ONLINE
-from tinyarena.errors import PlanError
+from tinyarena.errors import PlanError, TinyArenaError
 from tinyarena.model import read_model
 from tinyarena.model.metadata import (
     OFFLINE_PLAN_NAME,
@@ -41,6 +41,7 @@ from tinyarena.model.metadata import (
     PlanSafety,
     encode_offline_plan,
     encode_plan_safety,
+    offline_offsets,
     plan_safety,
     without_offline_plan,
 )
@@ -472,18 +473,23 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
         notes.append(f"TFLM places the scratch buffers online around the pinned tensors: head "
                      f"{after_layout.head}, the search had {search.head}")
     better = (after_layout.head, after_layout.total) < (before.head, before.total)
+    better = better and after_layout.min_arena <= before.min_arena
     stale = _stale_plan(model, kernel_set)
     if stale is not None:
         notes.append(stale)
-    if not better and stale is None:
-        notes.append("no smaller plan than TFLM's own was found: the model is returned "
-                     "unchanged")
+
+    def unchanged(why: str) -> OptimizeResult:
+        notes.append(why)
         return OptimizeResult(data, before, before, bound, before.head <= bound, False,
                               tuple(range(n_ops)),
                               None if order_result is None else order_result.exact,
                               overlap, kernel_set, (), search.method, search.head,
                               search.greedy_head, time.perf_counter() - start, tuple(notes),
                               before_layout, target=target_name)
+
+    if not better and stale is None:
+        return unchanged("no smaller plan than TFLM's own was found: the model is returned "
+                         "unchanged")
     ops = work.subgraphs[0].operators
     offs = after_layout.tensor_offsets
     used_partial = _used(partial, after_layout)
@@ -495,6 +501,14 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
                         tuple(sorted({r for _, _, r, _, _ in groups.reasons}
                                      | ({"partial"} if partial else set()))))
     out = _write(data, order, offsets, safety)
+    if target_name is None:  # sized on the host: keep only what no build it is meant for pays
+        costly = costlier_somewhere(model, out, used)
+        if costly and stale is None:
+            return _reordered_only(data, order, model, before, bound, order_result, overlap,
+                                   kernel_set, search, start, notes, costly, unchanged)
+        if costly:
+            notes.append(f"{_costly_text(costly)}; it is kept because the model's own plan "
+                         f"was not proven for {kernel_set}")
     confirm = allocate_model(read_model(out), target=target)
     savings = _savings_by_rule(work, layout, kernel_set, groups, partial, used_partial,
                                search.head, seed, 0.3 * time_budget_s)
@@ -510,6 +524,85 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
                           time.perf_counter() - start, tuple(notes), confirm,
                           partial=_used(partial, confirm), target=target_name,
                           safe_for=used, savings_by_rule=savings)
+
+
+def meant_for(safe: Sequence[str]) -> tuple[TargetProfile, ...]:
+    """Every build a plan proven for the kernel-set keys ``safe`` may run on: each target with
+    each kernel set it can link, keeping one per distinct arena accounting (the float ABI, for
+    one, changes no size). A portable plan is meant for all of them."""
+    from tinyarena.arena.targets import KERNEL_SETS, PROFILES
+
+    found: dict[tuple[Any, ...], TargetProfile] = {}
+    for base in PROFILES.values():
+        for kernels in (None, *KERNEL_SETS):  # None: the target's own kernels
+            try:
+                profile = base.with_kernel_set(kernels)
+                if PORTABLE not in safe and target_key(profile) not in safe:
+                    continue
+            except TinyArenaError:  # no such build (CMSIS-NN off Cortex-M), or unknown kernels
+                continue
+            cmsis = profile.kernel_set == "cmsis-nn"  # the ISA only matters to CMSIS-NN
+            sizing = (tuple(sorted(profile.structs.items())), profile.pointer_size,
+                      profile.compression, profile.default_allocator, profile.kernel_set,
+                      profile.cmsis_nn_isa if cmsis else None,
+                      profile.kernels_optimized_for_speed if cmsis else None,
+                      profile.tflm_commit)
+            found.setdefault(sizing, profile)
+    return tuple(found.values())
+
+
+def costlier_somewhere(original: Model, optimized: bytes, safe: Sequence[str]
+                       ) -> tuple[tuple[str, int, int], ...]:
+    """(target, original min_arena, optimized min_arena) for every build the plan is meant for
+    (``meant_for``) where the optimized model needs more arena than the original. Offsets
+    searched on one build are pinned on all: TFLM fits each build's own scratch buffers
+    around them, which can cost more than the plan saved (issue 19: v2_okay_nabu on a
+    Cortex-M4 19,392 -> 20,624 bytes with a host-x64 plan)."""
+    new = read_model(optimized)
+    worse = []
+    for profile in meant_for(safe):
+        try:
+            was = allocate_model(original, target=profile).min_arena
+        except TinyArenaError:  # the original does not run there: nothing to compare with
+            continue
+        now = allocate_model(new, target=profile).min_arena
+        if now > was:
+            worse.append((f"{profile.name} ({profile.kernel_set})", was, now))
+    return tuple(worse)
+
+
+def _costly_text(costly: Sequence[tuple[str, int, int]]) -> str:
+    where = ", ".join(f"{name} {was:,} -> {now:,}" for name, was, now in costly)
+    return (f"the plan searched on {SIZING_TARGET} needs more arena on builds it is meant for "
+            f"(min_arena {where})")
+
+
+def _reordered_only(data: bytes, order: Sequence[int], model: Model, before: ArenaNumbers,
+                    bound: int, order_result: OrderResult | None, overlap: str,
+                    kernel_set: str, search: SearchResult, start: float, notes: list[str],
+                    costly: Sequence[tuple[str, int, int]],
+                    unchanged: Any) -> OptimizeResult:
+    """No target named and the pinned plan costs on some build: keep the new operator order
+    alone (TFLM then plans each build itself) if it needs no more arena anywhere and less
+    here; else the original model. Either way the notes name the builds and a --target."""
+    fix = "pass --target for the device to get a plan searched with its own numbers"
+    notes.append(f"{_costly_text(costly)}: the pinned plan is dropped; {fix}")
+    if list(order) == list(range(len(order))) or offline_offsets(model) is not None:
+        return unchanged("the model is returned unchanged")
+    from tinyarena.rewrite.rewriter import rewrite_model
+
+    out = rewrite_model(data, operator_order={0: list(order)})
+    layout = allocate_model(read_model(out), target=SIZING_TARGET)
+    if (layout.min_arena >= before.min_arena
+            or costlier_somewhere(model, out, (PORTABLE,))):
+        return unchanged("reordering alone does not help on every build either: the model is "
+                         "returned unchanged")
+    notes.append("kept: the new operator order alone, which needs no more arena on any build")
+    return OptimizeResult(out, before, ArenaNumbers.of(layout), bound, layout.head <= bound,
+                          True, tuple(order),
+                          None if order_result is None else order_result.exact, overlap,
+                          kernel_set, (), search.method, search.head, search.greedy_head,
+                          time.perf_counter() - start, tuple(notes), layout)
 
 
 def _used(partial: Sequence[PartialOverlap], layout: ArenaLayout

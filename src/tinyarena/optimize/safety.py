@@ -260,11 +260,23 @@ def plan_warnings(model: Model, profile: Any) -> list[str]:
         return []
     name = getattr(profile, "name", str(profile))
     planned = f" (planned for target {safety.target})" if safety.target else ""
+    kernels = getattr(profile, "kernel_set", None)
+    own = _default_kernel_set(name)
+    flag = f" --kernels {kernels}" if kernels and own and kernels != own else ""
     return [f"this model's arena plan (OfflineMemoryAllocation written by tinyarena optimize"
             f"{planned}) overlaps tensors under rules proven only for kernel set(s) "
             f"{', '.join(safety.safe_for)}; target {name} runs kernel set {key}, whose loop "
             f"order may overwrite data still needed: its outputs can differ from the original "
-            f"model's. Re-run tinyarena optimize on the original model with --target {name}"]
+            f"model's. Re-run tinyarena optimize on the original model with --target {name}: "
+            f"tinyarena optimize ORIGINAL.tflite -o OPTIMIZED.tflite --target {name}{flag}"]
+
+
+def _default_kernel_set(target: str) -> str | None:
+    """The kernel set ``target`` links unless --kernels says otherwise (None: not a target)."""
+    from tinyarena.arena.targets import PROFILES
+
+    profile = PROFILES.get(target)
+    return profile.kernel_set if profile is not None else None
 
 
 __all__ = ["CMSIS_NN_ISAS", "ESP_NN", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",

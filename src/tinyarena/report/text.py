@@ -26,7 +26,8 @@ def layout_header(layout: ArenaLayout, planned: str | None = None) -> str:
     """What every number below depends on: target, ABI, kernel set, allocator, and what placed
     the buffers (an offline plan is named as such)."""
     profile = get_target(layout.target, layout.kernel_set, layout.esp_nn_version)
-    return f"{profile.header(layout.allocator)} | {planned or planner_text(layout)}"
+    note = f"\nnote: target {profile.name}: {profile.note}" if profile.note else ""
+    return f"{profile.header(layout.allocator)} | {planned or planner_text(layout)}{note}"
 
 
 def render_size(layout: ArenaLayout, title: str = "",

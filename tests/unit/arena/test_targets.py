@@ -15,7 +15,8 @@ CORES = {"cortex-m0": "plain", "cortex-m0plus": "plain", "cortex-m3": "plain",
 
 def test_profiles_named_in_the_issue() -> None:
     esp = {"esp32", "esp32s3", "esp32p4", "esp32c3", "esp32c6"}  # issue 18
-    assert set(PROFILES) == {"host-x64", "arm32", "arm32-short-enums", *CORES, *esp}
+    # every TFLM TARGET_ARCH is a target too (tests/unit/test_tflm_target_names.py)
+    assert {"host-x64", "arm32", "arm32-short-enums", *CORES, *esp} <= set(PROFILES)
     assert get_target("arm32") is PROFILES["arm32"]
     assert get_target(PROFILES["arm32"]) is PROFILES["arm32"]
 

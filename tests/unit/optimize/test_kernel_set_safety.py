@@ -279,12 +279,18 @@ def test_size_run_plan_warn_when_the_target_is_not_covered(tmp_path, capsys) -> 
                  "--time-budget", "0.2"]) == 0
     assert "safe only for kernel set(s) reference" in capsys.readouterr().out
     for argv in (["size", str(ref), "--target", "cortex-m4", "--json"],
-                 ["run", str(ref), "--target", "cortex-m4", "--json", "--repeat", "1"]):
+                 ["run", str(ref), "--target", "cortex-m4", "--json", "--repeat", "1",
+                  "--force"]):
         assert main(argv) == 0
         captured = capsys.readouterr()
         warnings = json.loads(captured.out)["warnings"]
         assert len(warnings) == 1 and "cmsis-nn:dsp" in warnings[0]
         assert "--target cortex-m4" in warnings[0] and "warning:" in captured.err
+    # run refuses without --force (issue 19): its outputs would not be the device's
+    assert main(["run", str(ref), "--target", "cortex-m4", "--json", "--repeat", "1"]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["type"] == "PlanError" and "--force" in error["message"]
+    assert "proven only for kernel set(s) reference" in error["message"]
     for argv in (["size", str(ref), "--json"], ["plan", str(ref), "--json"],
                  ["size", str(ref), "--target", "arm32-short-enums", "--json"],
                  ["size", str(ref), "--target", "cortex-m4", "--kernels", "reference",
@@ -321,7 +327,7 @@ def test_default_optimized_models_give_the_cortex_m4_cmsis_nn_outputs(name: str)
     result = optimize_model(data, time_budget_s=0.3)
     assert result.safe_for == ("any",) and result.partial == ()
     assert all(rule == "view" for _, _, rule, _, _ in result.aliases)
-    assert matches(fig, run_device_input(result.model, "cortex-m4"))
+    assert matches(fig, run_device_input(result.model, "cortex-m4+fp"))
 
 
 def test_a_plan_unsafe_for_the_kernels_asked_for_is_never_handed_back() -> None:
