@@ -1,7 +1,8 @@
 """The oracle: the pinned ``tflite-micro`` wheel, run live.
 
 Its recording allocator prints to C-level stderr, so file descriptor 2 is redirected around
-each call. Anything that can crash the process (a tiny arena) runs in a child process.
+each call. Anything that can crash the process (a tiny arena, a model TFLM refuses, data that
+drives a kernel out of range) runs in a child process: ``tflm_probe``.
 """
 
 from __future__ import annotations
@@ -158,37 +159,116 @@ def tflm_invokes(model: bytes, steps: Sequence[Sequence[np.ndarray]],
 _PROBE = r"""
 import sys, numpy as np
 from tflite_micro.python.tflite_micro import runtime
-model = open(sys.argv[1], 'rb').read()
+model_path, arena, steps_path, out_path, report = sys.argv[1:6]
+steps = np.load(steps_path)
+n_steps = int(steps["n_steps"])
+outputs = {}
+stage = "allocate"
 try:
-    ip = runtime.Interpreter.from_bytes(model, arena_size=int(sys.argv[2]))
-    i = 0
-    while True:
-        try:
-            d = ip.get_input_details(i)
-        except Exception:
-            break
-        ip.set_input(np.zeros(d['shape'], dtype=d['dtype']), i)
-        i += 1
-    ip.invoke()
+    ip = runtime.Interpreter.from_bytes(
+        open(model_path, "rb").read(), arena_size=int(arena),
+        intrepreter_config=runtime.InterpreterConfig.kAllocationRecording)
+    print("STAGE allocated", flush=True)
+    if report == "1":
+        ip.print_allocations()
+    stage = "invoke"
+    for s in range(n_steps):
+        i = 0
+        while True:
+            try:
+                d = ip.get_input_details(i)
+            except Exception:
+                break
+            key = f"s{s}_{i}"
+            data = steps[key] if key in steps.files else np.zeros(d["shape"], d["dtype"])
+            ip.set_input(data, i)
+            i += 1
+        ip.invoke()
+        j = 0
+        while True:
+            try:
+                ip.get_output_details(j)
+            except Exception:
+                break
+            outputs[f"s{s}_{j}"] = np.array(ip.get_output(j), copy=True)
+            j += 1
+        print(f"STAGE invoked {s}", flush=True)
 except Exception as exc:
-    print('FAIL', exc)
+    print(f"REFUSED {stage}: {exc}", flush=True)
     sys.exit(3)
-print('OK')
+np.savez(out_path, **outputs)
+print("STAGE ok", flush=True)
 """
+
+
+@dataclass(frozen=True)
+class WheelProbe:
+    """What the wheel did with a model in a child process: ``stage`` is "ok", or where TFLM
+    refused it ("allocate" or "invoke"), or "crash" (the child died: undefined behaviour in
+    TFLM, which a test treats as a refusal). ``log`` holds TFLM's messages, ``outputs`` one
+    list per completed invoke (only when every invoke ran)."""
+
+    stage: str
+    log: str
+    outputs: tuple[tuple[np.ndarray, ...], ...] = ()
+
+    @property
+    def refused(self) -> bool:
+        return self.stage != "ok"
+
+    @property
+    def crashed(self) -> bool:
+        return self.stage == "crash"
+
+    def allocations(self) -> Allocations:
+        """The recording allocator's report (asked for with ``report=True``; printed right
+        after AllocateTensors, so it survives a crash in invoke)."""
+        return parse_allocations(self.log)
+
+
+def tflm_probe(model: bytes, steps: Sequence[Sequence[np.ndarray]] | None = None,
+               arena_size: int = DEFAULT_ARENA, report: bool = False) -> WheelProbe:
+    """Load, allocate and invoke ``model`` in the wheel in a child process, once per step
+    (one invoke of zeros when ``steps`` is None; inputs a step leaves out are zeros).
+
+    Every call that can reach undefined behaviour in TFLM (a model TFLM refuses or should
+    refuse, out-of-range data, an arena too small for the allocator objects) goes through
+    here: in-process, a segfault would take the whole pytest worker down."""
+    steps = [[]] if steps is None else steps
+    arrays = {f"s{s}_{i}": np.asarray(x) for s, ins in enumerate(steps) for i, x in enumerate(ins)}
+    with tempfile.TemporaryDirectory(prefix="tflm_probe") as tmp:
+        folder = Path(tmp)
+        (folder / "model.tflite").write_bytes(bytes(model))
+        np.savez(folder / "steps.npz", n_steps=np.array(len(steps)), **arrays)
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-c", _PROBE, str(folder / "model.tflite"), str(arena_size),
+                 str(folder / "steps.npz"), str(folder / "out.npz"), "1" if report else "0"],
+                capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError("the wheel did not finish in 300 s (a hang is no refusal)") \
+                from exc
+        log = proc.stderr + proc.stdout
+        if proc.returncode == 0:
+            with np.load(folder / "out.npz") as out:
+                outputs = tuple(tuple(out[f"s{s}_{j}"] for j in range(_count(out.files, s)))
+                                for s in range(len(steps)))
+            return WheelProbe("ok", log, outputs)
+    refused = re.search(r"^REFUSED (allocate|invoke):", proc.stdout, re.MULTILINE)
+    if proc.returncode == 3 and refused:
+        return WheelProbe(refused.group(1), log)
+    return WheelProbe("crash", f"{log}\n(child exit status {proc.returncode})")
+
+
+def _count(keys: Sequence[str], step: int) -> int:
+    return sum(1 for k in keys if k.startswith(f"s{step}_"))
 
 
 def tflm_fits(model: bytes, arena_size: int) -> tuple[bool, str]:
     """Does the wheel allocate and invoke in ``arena_size`` bytes? Runs in a child process,
-    because an arena too small for the allocator objects crashes TFLM. Returns (ok, stderr)."""
-    with tempfile.NamedTemporaryFile(suffix=".tflite", delete=False) as f:
-        f.write(model)
-        path = f.name
-    try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE, path, str(arena_size)],
-                              capture_output=True, text=True, timeout=120)
-    finally:
-        os.unlink(path)
-    return proc.returncode == 0 and "OK" in proc.stdout, proc.stderr + proc.stdout
+    because an arena too small for the allocator objects crashes TFLM. Returns (ok, log)."""
+    probe = tflm_probe(model, arena_size=arena_size)
+    return not probe.refused, probe.log
 
 
 def model_random_inputs(model: bytes | Any, seed: int) -> list[np.ndarray]:

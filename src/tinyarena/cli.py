@@ -123,6 +123,13 @@ def _run_size(args: argparse.Namespace) -> int:
     from tinyarena.cli_size import run_size
 
     if wants_layouts(args):
+        if args.separate_variables or args.max_resource_variables is not None:
+            from tinyarena.cli_common import report_error
+
+            report_error(args, "UsageError", "--separate-variables and "
+                         "--max-resource-variables size one model's tensor arena; drop them "
+                         "or drop --split/--shared-arena")
+            return 2
         return run_layouts(args, args.model)
     return run_size(args)
 
@@ -139,9 +146,11 @@ def _cmd_size(sub: Any) -> None:
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    from tinyarena.cli_common import add_variables_arguments
     from tinyarena.cli_layouts import add_layout_arguments
 
     add_layout_arguments(p)
+    add_variables_arguments(p)
     p.set_defaults(handler=_run_size)
 
 

@@ -476,6 +476,29 @@ def plan_warnings(args: argparse.Namespace) -> list[str]:
     return found
 
 
+def _count_argument(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+def add_variables_arguments(p: argparse.ArgumentParser) -> None:
+    """``--separate-variables`` and ``--max-resource-variables``: where a firmware creates
+    ``MicroResourceVariables`` (VAR_HANDLE's variables) and for how many."""
+    p.add_argument("--separate-variables", action="store_true",
+                   help="ESPHome's micro_wake_word layout: MicroResourceVariables over a "
+                        "MicroAllocator of a second arena; size the tensor arena without it "
+                        "and report that arena as variables_arena {used, min}")
+    p.add_argument("--max-resource-variables", type=_count_argument, default=None,
+                   metavar="N",
+                   help="the count given to MicroResourceVariables::Create (ESPHome: 20; "
+                        "default: the model's distinct VAR_HANDLE variables)")
+
+
 __all__ = [
     "DEFAULT_TARGET",
     "DEFAULT_TARGET_WORDS",
@@ -486,6 +509,7 @@ __all__ = [
     "target_defaulted",
     "target_lines",
     "target_name",
+    "add_variables_arguments",
     "add_batch_arguments",
     "add_executor_argument",
     "add_target_argument",

@@ -16,6 +16,7 @@ from typing import Any
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_target_argument,
+    add_variables_arguments,
     check_build_arguments,
     check_output_arguments,
     esp_nn_of,
@@ -41,14 +42,18 @@ CSV_COLUMNS = ("model", "name", "header", "source", "target", "kernel_set", "tfl
 
 def export_record(model: str, *, target: str, output: str, name: str | None,
                   margin: int, kernels: str | None = None,
-                  esp_nn: str | None = None, force: bool = False) -> dict[str, Any]:
+                  esp_nn: str | None = None, force: bool = False,
+                  separate_variables: bool = False,
+                  max_resource_variables: int | None = None) -> dict[str, Any]:
     """Export one model into ``output``; its result (or its error) as a JSON-ready dict."""
     from tinyarena.arena.targets import get_target
     from tinyarena.export import export_model
 
     try:
         profile = get_target(target, kernels, esp_nn)
-        sources = export_model(model, target=profile, name=name, margin=margin, force=force)
+        sources = export_model(model, target=profile, name=name, margin=margin, force=force,
+                               separate_variables=separate_variables,
+                               max_resource_variables=max_resource_variables)
         header, source = sources.write(output)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
@@ -79,7 +84,8 @@ def run_export(args: argparse.Namespace) -> int:
     job = functools.partial(export_record, target=args.target,
                             kernels=getattr(args, "kernels", None), esp_nn=esp_nn_of(args)[0],
                             output=args.output, name=args.name, margin=args.margin,
-                            force=args.force)
+                            force=args.force, separate_variables=args.separate_variables,
+                            max_resource_variables=args.max_resource_variables)
     records = run_batch(job, models, args.jobs, desc="export", executor=args.executor,
                         on_error=failed_record)
     if args.csv:
@@ -97,10 +103,14 @@ def run_export(args: argparse.Namespace) -> int:
                 for warning in r.get("warnings", ()):
                     print(f"warning: {r['model']}: exported with --force: {warning}",
                           file=sys.stderr)
+                variables = (f"; kNumResourceVariables {r['resource_variables']}, "
+                             f"CreateInterpreter()" if r["resource_variables"] else "")
+                if "variables_arena_size" in r:
+                    variables += f", kVariablesArenaSize {r['variables_arena_size']:,}"
                 print(f"{r['model']}: wrote {r['header']} and {r['source']}  "
                       f"(kTensorArenaSize {r['arena_size']:,} = min_arena {r['min_arena']:,} "
-                      f"+ margin {r['margin']:,}; MicroMutableOpResolver<{r['op_count']}>; "
-                      f"target {r['target']})", file=out)
+                      f"+ margin {r['margin']:,}; MicroMutableOpResolver<{r['op_count']}>"
+                      f"{variables}; target {r['target']})", file=out)
     return 1 if any("error" in r for r in records) else 0
 
 
@@ -147,7 +157,9 @@ def add_export_parser(sub: Any) -> None:
                     "const unsigned char array g_model (with g_model_len), kTensorArenaSize "
                     "(the minimum working arena for --target, plus --margin) and "
                     "RegisterOps(), which adds exactly the model's operators to a "
-                    "tflite::MicroMutableOpResolver<kOpCount>. Everything lives in namespace "
+                    "tflite::MicroMutableOpResolver<kOpCount>. A model with resource variables "
+                    "(VAR_HANDLE) also gets kNumResourceVariables and CreateInterpreter(), "
+                    "the construction TFLM needs for them. Everything lives in namespace "
                     "NAME. The output depends only on the model, target, name and margin.")
     add_batch_arguments(p)
     add_target_argument(p, required=True)
@@ -162,6 +174,7 @@ def add_export_parser(sub: Any) -> None:
     p.add_argument("--margin", type=size_argument, default=0, metavar="BYTES",
                    help="bytes added to the minimum arena (96, 1K, 0x400; default 0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_variables_arguments(p)
     p.set_defaults(handler=run_export)
 
 

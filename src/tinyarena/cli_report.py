@@ -93,9 +93,10 @@ def _verdict(model: Any, layout: Any, defaulted: bool) -> tuple[bool, str]:
     unproven = plan_warnings(model, profile)
     if unproven:
         return False, f"verdict for target {name}: NOT SAFE: {unproven[0]}"
-    return True, (f"verdict for target {name}: safe as it is; declare alignas(16) uint8_t "
-                  f"tensor_arena[{layout.min_arena}] (kernels {profile.kernels}; any arena "
-                  f"plan pinned by tinyarena optimize is proven for them)")
+    return True, (f"verdict for target {name}: safe as it is; declare {layout.min_arena:,} "
+                  f"bytes, alignas(16) uint8_t tensor_arena[{layout.min_arena}] (kernels "
+                  f"{profile.kernels}; any arena plan pinned by tinyarena optimize is proven "
+                  f"for them)")
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -43,12 +43,14 @@ SIDE_BY_SIDE = (("minimum arena", "min_arena"), ("arena used", "total"), ("head"
 
 def size_record(model: str, *, target: str, arena_size: int | None,
                 kernels: str | None = None, esp_nn: str | None = None,
-                parsed: Any = None) -> dict[str, Any]:
+                parsed: Any = None, separate_variables: bool = False,
+                max_resource_variables: int | None = None) -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
     that ``optimize`` proved safe only for other kernels than this target's.
     ``scratch_requests``: every kernel scratch request (operator and bytes). ``parsed``: the
-    model already read (a batch sizing one model for several builds reads it once)."""
+    model already read (a batch sizing one model for several builds reads it once).
+    ``separate_variables``: MicroResourceVariables in a second arena (``variables_arena``)."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
@@ -59,7 +61,9 @@ def size_record(model: str, *, target: str, arena_size: int | None,
     try:
         profile = get_target(target, kernels, esp_nn)
         parsed = read_model(model) if parsed is None else parsed
-        layout = allocate_model(parsed, target=profile, arena_size=arena_size)
+        layout = allocate_model(parsed, target=profile, arena_size=arena_size,
+                                separate_variables=separate_variables,
+                                max_resource_variables=max_resource_variables)
         explained = explain_arena(parsed, layout)
         warnings: list[str] = []
         if plan_safety(parsed) is not None:  # only a plan tinyarena optimize pinned
@@ -79,7 +83,9 @@ def _label(profile: Any) -> str:
 
 
 def size_records(model: str, *, builds: tuple[tuple[str, str | None], ...],
-                 arena_size: int | None, kernels: str | None = None) -> list[dict[str, Any]]:
+                 arena_size: int | None, kernels: str | None = None,
+                 separate_variables: bool = False,
+                 max_resource_variables: int | None = None) -> list[dict[str, Any]]:
     """``size_record`` for every build (target, esp-nn release), the model read once: one
     batch task per model."""
     from tinyarena.model import read_model
@@ -89,7 +95,8 @@ def size_records(model: str, *, builds: tuple[tuple[str, str | None], ...],
     except TinyArenaError as exc:
         return [{"model": model, "target": t, **error_object(exc)} for t, _ in builds]
     return [size_record(model, target=t, arena_size=arena_size, kernels=kernels, esp_nn=v,
-                        parsed=parsed) for t, v in builds]
+                        parsed=parsed, separate_variables=separate_variables,
+                        max_resource_variables=max_resource_variables) for t, v in builds]
 
 
 def _with_changes(records: list[dict[str, Any]], builds: int) -> None:
@@ -113,7 +120,10 @@ def run_size(args: argparse.Namespace) -> int:
         return 1
     builds = tuple(builds_from_args(args))
     job = functools.partial(size_records, builds=builds, arena_size=args.arena_size,
-                            kernels=getattr(args, "kernels", None))
+                            kernels=getattr(args, "kernels", None),
+                            separate_variables=getattr(args, "separate_variables", False),
+                            max_resource_variables=getattr(args, "max_resource_variables",
+                                                           None))
     nested = run_batch(job, models, args.jobs, desc="size", executor=args.executor,
                        on_error=lambda model, exc: [failed_record(model, exc)] * len(builds))
     # one record per model and build, each model's builds together

@@ -42,14 +42,16 @@ def test_framer_matches_tflm(outer: tuple[int, ...], n_frames: int, size: int, s
 
 
 def test_framer_prefill_longer_than_frame_is_refused_like_tflm() -> None:
-    from tflm_oracle import make_interpreter
+    """TFLM's Prepare then zero-fills a negative length (undefined behaviour): the wheel
+    refuses at allocation or crashes; tinyarena names the cause."""
+    from tflm_oracle import tflm_probe
     from tinyarena.arena.allocator import allocate_model
     from tinyarena.errors import KernelError
     from tinyarena.model import read_model
 
     model = _framer((), 1, 5, 8, True)
-    with pytest.raises(RuntimeError, match="allocate"):
-        make_interpreter(model)
+    wheel = tflm_probe(model)
+    assert wheel.stage in ("allocate", "crash"), wheel.log
     with pytest.raises(KernelError, match="prefill"):
         allocate_model(read_model(model))
 

@@ -3,7 +3,8 @@
 The sequence is ``MicroInterpreter::AllocateTensors`` (facts sheet 4.2):
 
 1. allocator objects (``RecordingMicroAllocator::Create`` or ``MicroAllocator::Create``), and
-   ``MicroResourceVariables`` when the model has VAR_HANDLE ops;
+   ``MicroResourceVariables`` when the model has VAR_HANDLE ops (or, with
+   ``separate_variables``, in a second arena of its own: ``variables_arena``);
 2. ``StartModelAllocation``: builtin-data allocator, the scratch-request array in the head,
    SubgraphAllocations, TfLiteEvalTensor arrays, NodeAndRegistration arrays;
 3. builtin parameter structs (``PrepareNodeAndRegistrationDataFromFlatbuffer``);
@@ -29,7 +30,7 @@ from typing import Any, Iterable, Iterator, Protocol
 from tinyarena._util import align_up
 from tinyarena.arena import recording as rec
 from tinyarena.arena.buffer_allocator import ARENA_ALIGNMENT, BufferAllocator
-from tinyarena.arena.layout import ArenaLayout, PlannedBuffer, TailAllocation
+from tinyarena.arena.layout import ArenaLayout, PlannedBuffer, TailAllocation, VariablesArena
 from tinyarena.arena.lifetimes import (
     ONLINE,
     AllocationRecord,
@@ -87,6 +88,8 @@ def allocate_model(
     allow_tinyarena_kernels: bool = False,
     preallocated: Iterable[Any] = (),
     kernel_set: str | None = None,
+    separate_variables: bool = False,
+    max_resource_variables: int | None = None,
 ) -> ArenaLayout:
     """Emulate TFLM's AllocateTensors for ``model`` and return the resulting arena layout.
 
@@ -103,6 +106,12 @@ def allocate_model(
     (the RFC's ``RegisterPreallocatedTensor``): they are not planned (nor, for variables,
     allocated in the tail), exactly as TFLM skips tensors whose data is already set.
     ``kernel_set`` ("reference" or "cmsis-nn") overrides the target's default kernel set.
+    ``max_resource_variables`` is the count given to ``MicroResourceVariables::Create``
+    (default: the model's distinct VAR_HANDLE shared names; fewer fails like TFLM).
+    ``separate_variables`` is ESPHome's micro_wake_word layout: ``MicroResourceVariables`` is
+    created over a MicroAllocator of a second arena, so this arena holds neither it nor its
+    variable table (the variables' buffers stay here: ASSIGN_VARIABLE's Prepare allocates them
+    through the interpreter's context); the layout's ``variables_arena`` sizes the other one.
     """
     model = read_model(model)  # a path or bytes is read; a Model passes through
     profile = get_target(target, kernel_set)
@@ -117,8 +126,10 @@ def allocate_model(
     if not allow_tinyarena_kernels:
         _refuse_tinyarena_only_kernels(model, res, profile)
     pre = check_preallocated(model, preallocated)
+    variables = _variables_setup(model, profile, separate_variables, max_resource_variables)
 
-    big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre)
+    big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre,
+               variables=variables)
     checked = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
     # The number to declare: TFLM's own checks pass from ``checked``, but a kernel that
     # allocates persistent memory in Prepare while holding temp tensors only checks against
@@ -144,22 +155,92 @@ def allocate_model(
             raise ArenaTooSmallError(f"arena size {arena_size} is negative", arena_size=arena_size,
                                      needed=min_arena, missing=min_arena - arena_size)
         try:
-            final = _run(model, profile, path, planner, res, arena_size, preallocated=pre)
+            final = _run(model, profile, path, planner, res, arena_size, preallocated=pre,
+                         variables=variables)
         except ArenaTooSmallError as exc:
             # The minimum in 16-byte steps, as ``size`` reports it; an arena at least that big
             # can still fail when its end is not a multiple of 16 (more tail padding): then the
             # smallest working arena with the same remainder mod 16.
             needed = (min_arena if arena_size < min_arena else _needed_with_end(
-                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT, pre))
+                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT, pre,
+                variables))
             raise ArenaTooSmallError(
                 f"arena of {arena_size} bytes is too small for this model on {profile.name}: "
                 f"it needs {needed} bytes ({needed - arena_size} missing). TFLM reports: {exc}",
                 arena_size=arena_size, needed=needed, missing=needed - arena_size,
             ) from None
-    return dataclasses.replace(
+    layout = dataclasses.replace(
         final.layout(min_arena, checked,
                      overrun_note or _min_arena_note(min_arena, checked, big)),
         min_arena_cause="invoke overrun" if overrun_note else _min_arena_cause(checked, big))
+    if variables.separate:
+        layout = dataclasses.replace(layout, variables_arena=variables_arena(
+            profile, variables.count))
+    return layout
+
+
+@dataclass(frozen=True)
+class _Variables:
+    """Where ``MicroResourceVariables`` lives and how many variables its table holds (0 and
+    not separate: the model has no VAR_HANDLE, nothing is created)."""
+
+    count: int
+    separate: bool
+
+
+def _variables_setup(model: Model, profile: TargetProfile, separate: bool,
+                     count: int | None) -> _Variables:
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int)
+                              or count < 0):
+        raise PlanError(f"max_resource_variables must be a whole number >= 0, got {count!r}")
+    needed = len({shared for _, shared in _shared_names(model)})
+    if count is None:
+        count = needed
+    elif count < needed:
+        raise KernelError(
+            f"the model's VAR_HANDLE ops name {needed} resource variables but "
+            f"MicroResourceVariables::Create is given {count}: TFLM's AllocateTensors fails "
+            f"(\"Maximum resource variable count ({count}) reached\"); give at least {needed}")
+    return _Variables(count, separate)
+
+
+def variables_arena(target: str | TargetProfile, count: int) -> VariablesArena:
+    """The second arena of ESPHome's micro_wake_word: ``MicroAllocator::Create(var_arena, n)``
+    (its SingleArenaBufferAllocator, GreedyMemoryPlanner and MicroAllocator objects, each at
+    its own alignment, micro_allocator.cc) then ``MicroResourceVariables::Create(allocator,
+    count)``: the object and the ``count``-entry variable table, each through
+    ``MicroAllocator::AllocatePersistentBuffer`` (16-aligned, micro_resource_variable.cc).
+    Nothing else ever comes from it. All from the tail of a 16-aligned buffer, so the bytes
+    used are the same for any size that fits, and the minimum is that rounded up to 16 (below
+    it TFLM does not fail cleanly: Create does not check its allocations). ``min_4_aligned``:
+    the minimum (a multiple of 16) for a buffer only 4-byte aligned, as from a heap: Create
+    aligns its start up to 16, and the 16-aligned allocations pad by the end's remainder."""
+    profile = get_target(target)
+    steps, used = _variables_allocations(profile, count, _BIG_ARENA)
+    shift = _BIG_ARENA - align_up(used, ARENA_ALIGNMENT)  # addresses in a minimum-size arena
+    steps = [dataclasses.replace(s, address=s.address - shift) for s in steps]
+    worst = max(align_up(_variables_allocations(profile, count, _BIG_ARENA + start)[1]
+                         + ARENA_ALIGNMENT - start, ARENA_ALIGNMENT) for start in (4, 8, 12))
+    return VariablesArena(count, used, align_up(used, ARENA_ALIGNMENT), tuple(steps), worst)
+
+
+def _variables_allocations(profile: TargetProfile, count: int, arena_end: int
+                           ) -> tuple[list[TailAllocation], int]:
+    """The variables arena's tail allocations, from an arena ending at ``arena_end``."""
+    alloc = BufferAllocator(arena_end)
+    steps = []
+    objects = [(name, profile.sizeof(name), profile.alignof(name))
+               for name in ("SingleArenaBufferAllocator", "GreedyMemoryPlanner",
+                            "MicroAllocator")]
+    objects += [("MicroResourceVariables", profile.sizeof("MicroResourceVariables"),
+                 ARENA_ALIGNMENT),
+                (f"MicroResourceVariable[{count}]",
+                 profile.sizeof("MicroResourceVariable") * count, ARENA_ALIGNMENT)]
+    for label, size, alignment in objects:
+        before = alloc.tail
+        address = alloc.allocate_persistent(size, alignment)
+        steps.append(TailAllocation(label, size, alignment, before - address, address, None))
+    return steps, alloc.tail_used
 
 
 def _min_arena_cause(checked: int, big: _Run) -> str:
@@ -234,11 +315,12 @@ def _relocated(run: _Run, arena_size: int) -> _Run:
 
 def _needed_with_end(model: Model, profile: TargetProfile, path: str, planner: str,
                      res: Resolver, remainder: int,
-                     preallocated: frozenset[tuple[int, int]] = frozenset()) -> int:
+                     preallocated: frozenset[tuple[int, int]] = frozenset(),
+                     variables: _Variables | None = None) -> int:
     """Smallest working arena whose size is ``remainder`` mod 16 (the tail's padding depends
     on that remainder, facts 1.2, so the smallest arena overall may not be a multiple of 16)."""
     run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder,
-               preallocated=preallocated)
+               preallocated=preallocated, variables=variables)
     need = run.alloc.required_end
     return need + (remainder - need) % ARENA_ALIGNMENT
 
@@ -398,11 +480,13 @@ class _Run:
 def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver: Resolver,
          arena_size: int, *, preallocated: frozenset[tuple[int, int]] = frozenset(),
          alloc: BufferAllocator | None = None, prior_head: int = 0,
-         allocator_objects: tuple[str, ...] | None = None) -> _Run:
+         allocator_objects: tuple[str, ...] | None = None,
+         variables: _Variables | None = None) -> _Run:
     """One model's AllocateTensors. ``alloc`` continues an existing arena (several models
     allocated in turn from one MicroAllocator), ``prior_head`` is that MicroAllocator's
     max_head_buffer_usage_ so far, and ``allocator_objects`` the structs its Create put in the
-    tail (None: the default single-arena set; () when the allocator already exists)."""
+    tail (None: the default single-arena set; () when the allocator already exists).
+    ``variables``: the MicroResourceVariables count and arena (None: the model's count, here)."""
     alloc = BufferAllocator(arena_size) if alloc is None else alloc
     run = _Run(model, target, path, planner, alloc, rec.Recorder(alloc),
                preallocated=preallocated, prior_head=prior_head)
@@ -411,7 +495,7 @@ def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver:
         _create_allocator_objects(run)
     for name in allocator_objects or ():
         run.struct(name, name)
-    _create_resource_variables(run)
+    _create_resource_variables(run, variables)
     _start_model_allocation(run)
     _parse_builtin_data(run, registrations)
     _init_kernels(run, registrations)
@@ -473,12 +557,23 @@ def _shared_names(model: Model) -> list[tuple[str, str]]:
     ]
 
 
-def _create_resource_variables(run: _Run) -> None:
-    """MicroResourceVariables::Create, sized as the wheel sizes it: distinct shared names."""
-    names = _shared_names(run.model)
-    if not names:
+def resource_variable_count(model: Model) -> int:
+    """Distinct resource variables the model's VAR_HANDLE ops name: the smallest count
+    ``MicroResourceVariables::Create`` accepts for it (0: it needs none)."""
+    return len({shared for _, shared in _shared_names(model)})
+
+
+def _create_resource_variables(run: _Run, variables: _Variables | None) -> None:
+    """MicroResourceVariables::Create, sized as the wheel sizes it (distinct shared names)
+    unless ``variables`` gives the count; nothing in this arena when it lives in another."""
+    if variables is None:
+        variables = _Variables(len({shared for _, shared in _shared_names(run.model)}), False)
+    count = variables.count
+    if variables.separate:
+        run.resource_limit = count
         return
-    count = len({shared for _, shared in names})
+    if not _shared_names(run.model) and count == 0:
+        return
     cat = rec.PERSISTENT_BUFFER_DATA
     run.persistent("MicroResourceVariables", run.target.sizeof("MicroResourceVariables"),
                    ARENA_ALIGNMENT, cat)
@@ -822,4 +917,5 @@ class _KernelContext:
                               f"(TFLM's micro_context.h lifecycle)")
 
 
-__all__ = ["allocate_model", "check_preallocated"]
+__all__ = ["allocate_model", "check_preallocated", "resource_variable_count",
+           "variables_arena"]

@@ -50,6 +50,29 @@ class TailAllocation:
 
 
 @dataclass(frozen=True)
+class VariablesArena:
+    """The second arena that holds ``MicroResourceVariables`` when a firmware creates it over
+    its own MicroAllocator (ESPHome's micro_wake_word): ``used`` bytes taken from it, ``min``
+    the smallest 16-byte multiple that holds them, for a table of ``max_resource_variables``
+    entries, in a 16-byte aligned buffer (``min_4_aligned``: in one only 4-byte aligned, as a
+    heap block may be). ``allocations`` in order, addresses in an arena of ``min`` bytes."""
+
+    max_resource_variables: int
+    used: int
+    min: int
+    allocations: tuple[TailAllocation, ...] = field(repr=False)
+    min_4_aligned: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "min": self.min,
+                "max_resource_variables": self.max_resource_variables,
+                "min_4_aligned": self.min_4_aligned,
+                "note": f"min assumes a 16-byte aligned buffer; one only 4-byte aligned (a "
+                        f"heap block) needs {self.min_4_aligned}",
+                "allocations": [t.to_dict() for t in self.allocations]}
+
+
+@dataclass(frozen=True)
 class ArenaLayout:
     """The arena after TFLM's AllocateTensors for one model, target and arena size.
 
@@ -100,6 +123,8 @@ class ArenaLayout:
     # why TFLM's checks need more than head + tail: "rounding" (to a multiple of 16 alone), or
     # the step of AllocateTensors whose transient data needs the most; "" when nothing does
     min_arena_cause: str = ""
+    # MicroResourceVariables in a second arena (ESPHome's layout); None: in this one, or none
+    variables_arena: VariablesArena | None = None
 
     @property
     def arena_used_bytes(self) -> int:
@@ -131,7 +156,9 @@ class ArenaLayout:
             ],
             "scratch_offsets": list(self.scratch_offsets),
             "tail_allocations": [t.to_dict() for t in self.tail_allocations],
+            **({} if self.variables_arena is None
+               else {"variables_arena": self.variables_arena.to_dict()}),
         }
 
 
-__all__ = ["ArenaLayout", "PlannedBuffer", "TailAllocation"]
+__all__ = ["ArenaLayout", "PlannedBuffer", "TailAllocation", "VariablesArena"]

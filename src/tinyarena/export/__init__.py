@@ -10,7 +10,13 @@ hand-written ``MicroMutableOpResolver<N>``) is generated from one model and one 
   target (``ArenaLayout.min_arena``), plus a margin: not ``arena_used_bytes()``, which is
   smaller than what AllocateTensors needs on many small models;
 - ``RegisterOps``: one ``Add...()`` call per distinct operator, on a
-  ``MicroMutableOpResolver<kOpCount>`` with ``kOpCount`` exactly that number.
+  ``MicroMutableOpResolver<kOpCount>`` with ``kOpCount`` exactly that number;
+- for a model with resource variables (VAR_HANDLE), which TFLM only runs when the application
+  hands the interpreter a ``MicroResourceVariables``: ``kNumResourceVariables`` and
+  ``CreateInterpreter``, the construction TFLM needs (``MicroAllocator::Create`` over the
+  arena, ``MicroResourceVariables::Create`` in it, the interpreter over both), which
+  ``kTensorArenaSize`` covers; with ``separate_variables``, ESPHome's layout instead (the
+  variables over a second arena of ``kVariablesArenaSize`` bytes).
 
 The output depends only on the model bytes, the target, the name and the margin.
 """
@@ -24,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tinyarena._version import EMULATED_TFLM, __version__
-from tinyarena.arena.allocator import Resolver, allocate_model
+from tinyarena.arena.allocator import Resolver, allocate_model, resource_variable_count
+from tinyarena.arena.layout import VariablesArena
 from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import BuildError, PlanError, UnsupportedOpError
 from tinyarena.export.resolver_methods import BUILTIN_METHODS, CUSTOM_METHODS
@@ -82,6 +89,8 @@ class ExportedSources:
     target: str
     ops: tuple[OpRegistration, ...]
     warnings: tuple[str, ...] = ()  # why the export needed --force (also #warning lines)
+    resource_variables: int = 0  # kNumResourceVariables (0: the model has none)
+    variables_arena: int = 0  # kVariablesArenaSize with separate_variables, else 0
 
     @property
     def op_count(self) -> int:
@@ -104,6 +113,8 @@ class ExportedSources:
             "min_arena": self.min_arena, "arena_used": self.arena_used, "margin": self.margin,
             "arena_size": self.arena_size, "op_count": self.op_count,
             "warnings": list(self.warnings),
+            "resource_variables": self.resource_variables,
+            **({"variables_arena_size": self.variables_arena} if self.variables_arena else {}),
             "ops": [op.method if not op.custom or op.method != "AddCustom"
                     else f"AddCustom({op.op_name})" for op in self.ops],
         }
@@ -151,12 +162,16 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
                  target: str | TargetProfile = "host-x64",
                  name: str | None = None, margin: int = 0,
                  model_file: str = "", resolver: Resolver | None = None,
-                 force: bool = False) -> ExportedSources:
+                 force: bool = False, separate_variables: bool = False,
+                 max_resource_variables: int | None = None) -> ExportedSources:
     """The C++ sources of ``model`` for ``target``; ``name`` (default: the file's stem, else
     "model") becomes the namespace and the file names. ``model_file`` is only quoted in a
     comment (its base name, so the output does not depend on where the file is). A model with
     custom ops needs a ``resolver`` holding their Registrations: their prepare decides the
-    arena, and TFLM's MicroMutableOpResolver needs them registered too.
+    arena, and TFLM's MicroMutableOpResolver needs them registered too. A model with resource
+    variables gets ``CreateInterpreter`` for ``max_resource_variables`` of them (default: the
+    model's count), with ``MicroResourceVariables`` in the tensor arena, or in a second arena
+    of its own with ``separate_variables`` (ESPHome's micro_wake_word layout).
 
     A model whose arena plan ``tinyarena optimize`` proved only for other kernels than the
     target's is refused (PlanError): TFLM would follow the plan and the firmware could compute
@@ -179,8 +194,15 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
     if unproven and not force:
         raise PlanError(f"refusing to export for target {profile.name}: {unproven[0]}; or "
                         f"export anyway with --force (the header then carries a #warning)")
+    needed = resource_variable_count(parsed)
+    variables = needed if max_resource_variables is None else max_resource_variables
+    if separate_variables and not needed:
+        raise BuildError("--separate-variables: the model has no resource variables "
+                         "(no VAR_HANDLE), so there is no second arena to give them")
     try:
-        layout = allocate_model(parsed, target=profile, resolver=resolver)
+        layout = allocate_model(parsed, target=profile, resolver=resolver,
+                                separate_variables=separate_variables,
+                                max_resource_variables=variables if needed else None)
     except UnsupportedOpError as exc:
         custom = [op for op in ops if op.custom and op.op_name == exc.op_name]
         if not custom:
@@ -205,12 +227,16 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
                            f"{profile.tflm_commit}", allocator=layout.allocator,
         planner=layout.planner, min_arena=int(layout.min_arena),
         arena_used=int(layout.total), margin=margin, arena_size=arena_size, ops=ops,
-        offline=any(b.offline for b in layout.buffers), warnings=unproven)
+        offline=any(b.offline for b in layout.buffers), warnings=unproven,
+        resource_variables=variables if needed else 0,
+        variables_arena=layout.variables_arena, model_variables=needed)
     return ExportedSources(
         name=ident, header_name=f"{ident}.h", source_name=f"{ident}.cc",
         header=_header(facts), source=_source(facts), model_bytes=len(data),
         min_arena=facts.min_arena, arena_used=facts.arena_used, margin=margin,
-        arena_size=arena_size, target=profile.name, ops=ops, warnings=unproven)
+        arena_size=arena_size, target=profile.name, ops=ops, warnings=unproven,
+        resource_variables=facts.resource_variables,
+        variables_arena=0 if layout.variables_arena is None else layout.variables_arena.min)
 
 
 @dataclass(frozen=True)
@@ -230,6 +256,9 @@ class _Facts:
     ops: tuple[OpRegistration, ...]
     offline: bool
     warnings: tuple[str, ...] = ()
+    resource_variables: int = 0
+    variables_arena: VariablesArena | None = None
+    model_variables: int = 0  # distinct shared names of the model's VAR_HANDLE ops
 
 
 def _n(value: int) -> str:
@@ -253,7 +282,7 @@ def _header(f: _Facts) -> str:
         "",
         *(f'#warning "tinyarena export --force: {_c_text(w)}"' for w in f.warnings),
         *([""] if f.warnings else []),
-        '#include "tensorflow/lite/micro/micro_mutable_op_resolver.h"',
+        *_includes(f),
         "",
         f"namespace {f.name} {{",
         "",
@@ -283,6 +312,7 @@ def _header(f: _Facts) -> str:
         "// Usage: static OpResolver resolver; RegisterOps(resolver);",
         "TfLiteStatus RegisterOps(OpResolver& resolver);",
         "",
+        *_variables_declarations(f),
         f"}}  // namespace {f.name}",
         "",
         f"#endif  // {guard}",
@@ -294,6 +324,95 @@ def _header(f: _Facts) -> str:
 def _c_text(text: str) -> str:
     """``text`` inside a C string literal (for ``#warning "..."``)."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _includes(f: _Facts) -> list[str]:
+    headers = ["micro_mutable_op_resolver.h"]
+    if f.resource_variables:
+        headers = ["micro_allocator.h", "micro_interpreter.h", *headers,
+                   "micro_resource_variable.h"]
+    return [f'#include "tensorflow/lite/micro/{h}"' for h in headers]
+
+
+def _variables_declarations(f: _Facts) -> list[str]:
+    """kNumResourceVariables and CreateInterpreter's declaration (nothing without VAR_HANDLE)."""
+    if not f.resource_variables:
+        return []
+    room = ("" if f.resource_variables == f.model_variables else
+            f" The table is made for {f.resource_variables}, as asked.")
+    lines = [*_comment(
+        f"Resource variables: the model's VAR_HANDLE ops name {f.model_variables} distinct "
+        f"variables (shared_name). TFLM keeps them in a tflite::MicroResourceVariables that "
+        f"the application creates and hands to the interpreter; without one, "
+        f"AllocateTensors() fails (\"VAR_HANDLE requires resource variables\").{room}"),
+        f"constexpr int kNumResourceVariables = {f.resource_variables};", ""]
+    v = f.variables_arena
+    if v is None:
+        lines += _comment(
+            "Creates the interpreter this model needs over tensor_arena (kTensorArenaSize "
+            "bytes, 16-byte aligned): tflite::MicroAllocator::Create over the arena, "
+            "tflite::MicroResourceVariables::Create(allocator, kNumResourceVariables) in it, "
+            "then the interpreter over both. kTensorArenaSize covers all of it. Call it once: "
+            "the interpreter is constructed in static storage. Then AllocateTensors().")
+        lines.append("tflite::MicroInterpreter& CreateInterpreter(const OpResolver& resolver, "
+                     "uint8_t* tensor_arena);")
+        return [*lines, ""]
+    lines += _comment(
+        f"ESPHome's micro_wake_word layout: MicroResourceVariables lives in a second arena, "
+        f"over a MicroAllocator of its own: {_n(v.used)} bytes for its SingleArenaBufferAllocator, "
+        f"GreedyMemoryPlanner and MicroAllocator objects, the MicroResourceVariables object "
+        f"and a table of kNumResourceVariables entries (16-byte aligned). kTensorArenaSize "
+        f"then holds everything else, the variables' buffers included. Declare:")
+    lines += [f"//   alignas(16) static uint8_t variables_arena[{f.name}::kVariablesArenaSize];",
+              f"constexpr unsigned int kVariablesArenaSize = {v.min};", ""]
+    lines += _comment(
+        "Creates the interpreter over both arenas: tflite::MicroAllocator::Create("
+        "variables_arena, kVariablesArenaSize), tflite::MicroResourceVariables::Create("
+        "that allocator, kNumResourceVariables), then the interpreter over tensor_arena "
+        "(kTensorArenaSize bytes) with those variables. Call it once: the interpreter is "
+        "constructed in static storage. Then AllocateTensors().")
+    lines.append("tflite::MicroInterpreter& CreateInterpreter(const OpResolver& resolver, "
+                 "uint8_t* tensor_arena,")
+    lines.append("                                            uint8_t* variables_arena);")
+    return [*lines, ""]
+
+
+def _variables_definition(f: _Facts) -> list[str]:
+    """CreateInterpreter: the construction TFLM needs for resource variables."""
+    if not f.resource_variables:
+        return []
+    storage = ["  alignas(tflite::MicroInterpreter) static unsigned char "
+               "storage[sizeof(tflite::MicroInterpreter)];"]
+    if f.variables_arena is None:
+        return [
+            "tflite::MicroInterpreter& CreateInterpreter(const OpResolver& resolver, "
+            "uint8_t* tensor_arena) {",
+            "  // What MicroInterpreter(model, resolver, arena, size) creates inside, done here",
+            "  // so that MicroResourceVariables comes from the same arena.",
+            "  tflite::MicroAllocator* allocator =",
+            "      tflite::MicroAllocator::Create(tensor_arena, kTensorArenaSize);",
+            "  tflite::MicroResourceVariables* variables =",
+            "      tflite::MicroResourceVariables::Create(allocator, kNumResourceVariables);",
+            *storage,
+            "  return *new (storage) tflite::MicroInterpreter(tflite::GetModel(g_model), "
+            "resolver,",
+            "                                                 allocator, variables);",
+            "}", ""]
+    return [
+        "tflite::MicroInterpreter& CreateInterpreter(const OpResolver& resolver, "
+        "uint8_t* tensor_arena,",
+        "                                            uint8_t* variables_arena) {",
+        "  tflite::MicroAllocator* variables_allocator =",
+        "      tflite::MicroAllocator::Create(variables_arena, kVariablesArenaSize);",
+        "  tflite::MicroResourceVariables* variables =",
+        "      tflite::MicroResourceVariables::Create(variables_allocator, "
+        "kNumResourceVariables);",
+        *storage,
+        "  return *new (storage) tflite::MicroInterpreter(tflite::GetModel(g_model), "
+        "resolver,",
+        "                                                 tensor_arena, kTensorArenaSize, "
+        "variables);",
+        "}", ""]
 
 
 def _arena_comment(f: _Facts) -> str:
@@ -320,6 +439,7 @@ def _source(f: _Facts) -> str:
     lines = [
         *_banner(f),
         f'#include "{f.name}.h"',
+        *(("", "#include <new>") if f.resource_variables else ()),
         "",
         f"namespace {f.name} {{",
         "",
@@ -334,6 +454,7 @@ def _source(f: _Facts) -> str:
         "  return kTfLiteOk;",
         "}",
         "",
+        *_variables_definition(f),
         f"}}  // namespace {f.name}",
         "",
     ]

@@ -77,6 +77,8 @@ def size_dict(layout: ArenaLayout, explanation: ArenaExplanation | None = None
         "temp_peak": layout.temp_peak,
         "categories": {name: usage.to_dict() for name, usage in layout.categories.items()},
     }
+    if layout.variables_arena is not None:
+        data["variables_arena"] = layout.variables_arena.to_dict()
     if explanation is not None:
         data["planned_by"] = explanation.planner_text
         data["peak"] = explanation.peak_dict()

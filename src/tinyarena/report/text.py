@@ -48,6 +48,7 @@ def render_size(layout: ArenaLayout, title: str = "",
         lines.extend(textwrap.wrap(f"({layout.min_arena_note})", width=96,
                                    initial_indent=" " * 16, subsequent_indent=" " * 17))
     lines.extend(_declare(layout))
+    lines.extend(_variables_arena(layout))
     if explanation is not None:
         lines.append(f"head: {explanation.peak_text()}")
         lines.append(f"head: {explanation.bound_text()}")
@@ -96,6 +97,22 @@ def min_arena_reason(layout: ArenaLayout) -> str:
     return (f"min_arena, not arena used: AllocateTensors needs {_n(checked - layout.total)} "
             f"bytes more while it runs than it keeps afterwards, for {cause}; so {used} bytes "
             f"is not enough")
+
+
+def _variables_arena(layout: ArenaLayout) -> list[str]:
+    """ESPHome's layout: MicroResourceVariables over a second arena's MicroAllocator."""
+    v = layout.variables_arena
+    if v is None:
+        return []
+    pad = " " * 16
+    why = (f"MicroAllocator::Create(variables_arena, {v.min}) then "
+           f"MicroResourceVariables::Create(allocator, {v.max_resource_variables}); a buffer "
+           f"only 4-byte aligned (a heap block) needs {_n(v.min_4_aligned)}; the tensor arena "
+           f"above holds everything else, the variables' buffers included")
+    return [f"variables arena {_n(v.used):>12} bytes  (minimum {_n(v.min)}: MicroAllocator "
+            f"objects + MicroResourceVariables for {_n(v.max_resource_variables)} variables)",
+            f"declare         alignas(16) uint8_t variables_arena[{v.min}];",
+            *textwrap.wrap(why, width=100, initial_indent=pad, subsequent_indent=pad)]
 
 
 def render_tail_by_operator(explanation: ArenaExplanation) -> list[str]:
