@@ -146,6 +146,9 @@ def _cmd_size(sub: Any) -> None:
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--ethos-u-fast-memory", action="store_true",
+                   help="Vela models: the Ethos-U driver has its own fast memory; also give the "
+                        "fast memory Vela's fast scratch needs and the arena without it")
     from tinyarena.cli_common import add_variables_arguments
     from tinyarena.cli_layouts import add_layout_arguments
 
@@ -199,14 +202,31 @@ def _run_optimize(args: argparse.Namespace) -> int:
     from tinyarena.optimize import optimize_model
     from tinyarena.optimize.report import render_optimize
 
+    if args.max_extra_macs is not None and not args.patches:
+        args.optimize_parser.error("--max-extra-macs bounds the recomputation of --patches; "
+                                   "add --patches or drop it")
     kernel_set = args.kernel_set or getattr(args, "kernels", None)
     # --esp-nn picks the esp32* build the before/after numbers are for (the profile carries it)
     target = target_from_args(args) if getattr(args, "esp_nn", None) else args.target
     sized_on = _optimize_build(target, kernel_set)
     _refuse_overwrite(args.model, args.output, args.force)
-    result = optimize_model(args.model, reorder=args.reorder, overlap=args.overlap,
-                            time_budget_s=_budget_left(args), target=target,
-                            kernel_set=kernel_set, progress=_search_progress(args.time_budget))
+    if args.time_budget is None:
+        args.time_budget = 1.0
+        if args.patches:
+            from tinyarena.optimize.patches import PATCHES_TIME_BUDGET
+
+            args.time_budget = PATCHES_TIME_BUDGET
+    options: dict[str, Any] = dict(
+        reorder=args.reorder, overlap=args.overlap, time_budget_s=_budget_left(args),
+        target=target, kernel_set=kernel_set)
+    if args.patches:
+        from tinyarena.optimize.patches import DEFAULT_MAX_EXTRA_MACS, optimize_with_patches
+
+        pct = DEFAULT_MAX_EXTRA_MACS if args.max_extra_macs is None else args.max_extra_macs
+        result = optimize_with_patches(args.model, max_extra_macs=pct, **options)
+    else:
+        result = optimize_model(args.model, progress=_search_progress(args.time_budget),
+                                **options)
     Path(args.output).write_bytes(result.model)
     data = {"model": args.model, "output": args.output, **result.to_dict()}
     return _emit(args, data, f"{target_line(sized_on)}\n"
@@ -234,9 +254,12 @@ def _run_optimize_many(args: argparse.Namespace) -> int:
         raise PlanError(f"no .tflite files in {', '.join(args.model)}")
     for model, output in pairs:
         _refuse_overwrite(model, output, args.force)
+    if args.patches or args.max_extra_macs is not None:
+        raise UsageError("--patches optimizes one model at a time; give one .tflite file")
     records = optimize_models([m for m, _ in pairs], [o for _, o in pairs], (args.target,),
                               kernel_set=args.kernel_set or getattr(args, "kernels", None),
-                              time_budget_s=args.time_budget, reorder=args.reorder,
+                              time_budget_s=1.0 if args.time_budget is None else args.time_budget,
+                              reorder=args.reorder,
                               overlap=args.overlap, jobs=args.jobs, executor=args.executor)
     if args.json:
         print(json.dumps(records, indent=2))
@@ -301,6 +324,16 @@ def _refuse_overwrite(model: str, output: str, force: bool) -> None:
     raise BuildError(f"{output} {what}; choose another -o, or pass --force to overwrite it")
 
 
+def _percent_argument(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a percentage >= 0, got {text!r}")
+    return value
+
+
 def _cmd_optimize(sub: Any) -> None:
     p = sub.add_parser("optimize", help="write a model that TFLM runs in a smaller arena",
                        description="Reorder operators, let views and in-place element-wise "
@@ -331,13 +364,23 @@ def _cmd_optimize(sub: Any) -> None:
                    help="the kernels the firmware runs: reference, cmsis-nn, or cmsis-nn:plain|"
                         "dsp|mve (default: the --target's kernels; neither named: a plan safe "
                         "for every kernel set)")
-    p.add_argument("--time-budget", type=seconds_argument, default=1.0, metavar="SECONDS",
-                   help="time for the placement search (default 1)")
+    p.add_argument("--time-budget", type=seconds_argument, default=None, metavar="SECONDS",
+                   help="time for the placement search (default 1; with --patches, for each "
+                        "planned candidate, default 10: the exact search stops once it proves "
+                        "a plan optimal)")
+    p.add_argument("--patches", action="store_true",
+                   help="also try running the first stage of a CNN as a grid of spatial "
+                        "patches (STRIDED_SLICE, PAD, its own ops, CONCATENATION: stock TFLM "
+                        "builtins, outputs identical); kept only when the minimum arena on the "
+                        "target is smaller")
+    p.add_argument("--max-extra-macs", type=_percent_argument, default=None, metavar="PCT",
+                   help="with --patches: the recomputation allowed, in percent of the model's "
+                        "multiply-accumulates (default 25)")
     add_target_argument(p, default_words="default: none, a plan searched on host-x64 and kept "
                                           "only where it costs no build it is meant for")
     p.set_defaults(target=None)  # no target named: plan for every kernel set
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(handler=_run_optimize)
+    p.set_defaults(handler=_run_optimize, optimize_parser=p)
 
 
 def _cmd_report(sub: Any) -> None:

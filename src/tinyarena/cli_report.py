@@ -119,7 +119,10 @@ def run_report(args: argparse.Namespace) -> int:
                     for t in targets for v in versions]
     verdicts = [_verdict(model, e.layout, args.target is None) for e in explanations]
     view = None if args.no_optimize else _optimize_view(args, model, targets[0])
-    page = render_report(Path(args.model).name, explanations, view, verdicts)
+    from tinyarena.rewrite.patches import patch_record
+
+    page = render_report(Path(args.model).name, explanations, view, verdicts,
+                         patch_record(model))
     Path(args.output).write_text(page, encoding="utf-8")
     from tinyarena.cli_common import target_line
 

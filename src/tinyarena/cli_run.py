@@ -18,6 +18,7 @@ from tinyarena.cli_common import (
     add_target_argument,
     positive_int_argument,
     positive_size_argument,
+    size_argument,
     target_defaulted,
     target_from_args,
     target_line,
@@ -95,7 +96,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"[tinyarena] first build of the compiled kernels on this machine (numba): "
               f"allocation takes a few seconds per kernel family (person_detect ~6 s), once; "
               f"they are cached on disk. --native off skips it", file=sys.stderr, flush=True)
-    ip = Interpreter(model, arena_size=args.arena_size, target=profile, native=native)
+    ip = Interpreter(model, arena_size=args.arena_size, target=profile, native=native,
+                     alt_decompression_memory_size=args.alt_decompression_memory)
     started = time.perf_counter()
     ip.allocate_tensors()
     _say_if_kernels_were_built(ip.native, time.perf_counter() - started)
@@ -333,6 +335,10 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--arena-size", type=positive_size_argument, default=None, metavar="N",
                    help="arena bytes: 98304, 0x18000, 96K (default: the smallest arena TFLM "
                         "accepts)")
+    p.add_argument("--alt-decompression-memory", type=size_argument, default=0, metavar="N",
+                   help="an alternate decompression memory of N bytes for TFLM_DECODE outputs "
+                        "(the wheel's alt_decompression_memory_size; `size` gives the model's "
+                        "need; default none)")
     add_target_argument(p)
     p.add_argument("--force", action="store_true",
                    help="run a model whose arena plan (from tinyarena optimize) is not proven "

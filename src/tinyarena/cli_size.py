@@ -44,19 +44,26 @@ SIDE_BY_SIDE = (("minimum arena", "min_arena"), ("arena used", "total"), ("head"
 def size_record(model: str, *, target: str, arena_size: int | None,
                 kernels: str | None = None, esp_nn: str | None = None,
                 parsed: Any = None, separate_variables: bool = False,
-                max_resource_variables: int | None = None) -> dict[str, Any]:
+                max_resource_variables: int | None = None,
+                ethos_u_fast_memory: bool = False) -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
     that ``optimize`` proved safe only for other kernels than this target's.
     ``scratch_requests``: every kernel scratch request (operator and bytes). ``parsed``: the
     model already read (a batch sizing one model for several builds reads it once).
-    ``separate_variables``: MicroResourceVariables in a second arena (``variables_arena``)."""
+    ``separate_variables``: MicroResourceVariables in a second arena (``variables_arena``).
+    ``alt_decompression_memory``: the alternate decompression memory the model needs (0
+    without TFLM_DECODE outputs) and the arena with it; ``ethos_u`` (with
+    ``ethos_u_fast_memory``): a driver fast memory for Vela's fast scratch and the arena
+    without it."""
     from tinyarena.arena import allocate_model
+    from tinyarena.arena.other_memory import alt_decompression, ethos_u_memory
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
     from tinyarena.model.metadata import plan_safety
     from tinyarena.report import explain_arena, render_size, size_dict
     from tinyarena.report.changes import scratch_requests
+    from tinyarena.report.text import render_other_memory
 
     try:
         profile = get_target(target, kernels, esp_nn)
@@ -65,6 +72,8 @@ def size_record(model: str, *, target: str, arena_size: int | None,
                                 separate_variables=separate_variables,
                                 max_resource_variables=max_resource_variables)
         explained = explain_arena(parsed, layout)
+        alt = alt_decompression(parsed, target=profile)
+        npu = ethos_u_memory(parsed, target=profile) if ethos_u_fast_memory else None
         warnings: list[str] = []
         if plan_safety(parsed) is not None:  # only a plan tinyarena optimize pinned
             from tinyarena.optimize.safety import plan_warnings
@@ -72,9 +81,17 @@ def size_record(model: str, *, target: str, arena_size: int | None,
             warnings = plan_warnings(parsed, profile)
     except TinyArenaError as exc:
         return {"model": model, "target": target, **error_object(exc)}
-    return {"model": model, **size_dict(layout, explained), "warnings": warnings,
+    extra: dict[str, Any] = {
+        "alt_decompression_memory": 0 if alt is None else alt.nbytes,
+        "arena_with_alt_decompression_memory": (None if alt is None or alt.with_memory is None
+                                                else alt.with_memory.to_dict())}
+    if ethos_u_fast_memory:  # null for a model without Vela's ethos-u operator
+        extra["ethos_u"] = None if npu is None else npu.to_dict()
+    text = "\n".join([render_size(layout, title=model, explanation=explained),
+                      *render_other_memory(alt, npu)])
+    return {"model": model, **size_dict(layout, explained), **extra, "warnings": warnings,
             "scratch_requests": scratch_requests(explained), "build": _label(profile),
-            "text": render_size(layout, title=model, explanation=explained)}
+            "text": text}
 
 
 def _label(profile: Any) -> str:
@@ -85,7 +102,8 @@ def _label(profile: Any) -> str:
 def size_records(model: str, *, builds: tuple[tuple[str, str | None], ...],
                  arena_size: int | None, kernels: str | None = None,
                  separate_variables: bool = False,
-                 max_resource_variables: int | None = None) -> list[dict[str, Any]]:
+                 max_resource_variables: int | None = None,
+                 ethos_u_fast_memory: bool = False) -> list[dict[str, Any]]:
     """``size_record`` for every build (target, esp-nn release), the model read once: one
     batch task per model."""
     from tinyarena.model import read_model
@@ -96,7 +114,8 @@ def size_records(model: str, *, builds: tuple[tuple[str, str | None], ...],
         return [{"model": model, "target": t, **error_object(exc)} for t, _ in builds]
     return [size_record(model, target=t, arena_size=arena_size, kernels=kernels, esp_nn=v,
                         parsed=parsed, separate_variables=separate_variables,
-                        max_resource_variables=max_resource_variables) for t, v in builds]
+                        max_resource_variables=max_resource_variables,
+                        ethos_u_fast_memory=ethos_u_fast_memory) for t, v in builds]
 
 
 def _with_changes(records: list[dict[str, Any]], builds: int) -> None:
@@ -123,7 +142,8 @@ def run_size(args: argparse.Namespace) -> int:
                             kernels=getattr(args, "kernels", None),
                             separate_variables=getattr(args, "separate_variables", False),
                             max_resource_variables=getattr(args, "max_resource_variables",
-                                                           None))
+                                                           None),
+                            ethos_u_fast_memory=getattr(args, "ethos_u_fast_memory", False))
     nested = run_batch(job, models, args.jobs, desc="size", executor=args.executor,
                        on_error=lambda model, exc: [failed_record(model, exc)] * len(builds))
     # one record per model and build, each model's builds together

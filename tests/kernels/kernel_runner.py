@@ -77,6 +77,12 @@ class _Context:
         self.workspaces.append(array)
         return len(self.workspaces) - 1
 
+    def reset_decompression_memory(self) -> None:
+        pass
+
+    def decompress_into_alternate_memory(self, tensor_index: int) -> bool:
+        return False  # no alternate decompression memory here
+
     def subgraph_count(self) -> int:
         return len(self.model.subgraphs)
 

@@ -71,18 +71,23 @@ def test_no_other_builtin_is_registered_by_the_wheel() -> None:
     assert extra == [], f"the wheel registers builtins missing from WHEEL_OPS: {extra}"
 
 
-def test_ethos_u_is_not_in_the_host_wheel_and_is_refused() -> None:
+def test_ethos_u_is_not_in_the_host_wheel_sizes_on_cortex_m_and_never_runs() -> None:
     assert not wheel_registers("ethos-u")
     b = ModelBuilder()
+    stream = b.add_constant("cms", np.arange(40, dtype=np.uint8))
     x = b.add_input("x", (4,), "int8", scale=0.1, zero_point=0)
     y = b.add_tensor("y", (4,), "int8", scale=0.1, zero_point=0)
-    b.add_operator("ethos-u", [x], [y], custom_options=b"\x00")
+    b.add_operator("ethos-u", [stream, x], [y], custom_options=b"\x01\x04\x01")
     b.mark_output(y)
     model = read_model(b.build())
-    for action in (lambda: allocate_model(model), lambda: Interpreter(model).allocate_tensors()):
-        with pytest.raises(UnsupportedOpError, match=r"ethos-u \(operator 0 of subgraph 0\).*"
-                                                     r"Arm Ethos-U NPU") as info:
-            action()
+    with pytest.raises(UnsupportedOpError, match=r"ethos-u.*device builds.*cortex-m55") as info:
+        allocate_model(model)  # the host wheel: no ethos_u kernel
+    assert info.value.op_index == 0
+    assert allocate_model(model, target="cortex-m55").min_arena > 0
+    for target in ("host-x64", "cortex-m55"):
+        with pytest.raises(UnsupportedOpError, match=r"ethos-u \(operator 0 of subgraph 0\) "
+                                                     r"runs on an Arm Ethos-U NPU") as info:
+            Interpreter(model, target=target).allocate_tensors()
         assert info.value.op_index == 0
 
 

@@ -22,7 +22,8 @@ def test_json_lists_every_wheel_op(capsys) -> None:
     split_v = next(r for r in rows if r["name"] == "SPLIT_V")
     assert split_v["sizing"] and split_v["running"] and split_v["in_wheel"]
     ethos = next(r for r in rows if r["name"] == "ethos-u")
-    assert not ethos["sizing"] and "Ethos-U NPU" in ethos["note"]
+    assert ethos["sizing"] and not ethos["running"] and not ethos["in_wheel"]
+    assert "Ethos-U NPU" in ethos["note"]
 
 
 def test_text_ends_with_the_tally(capsys) -> None:

@@ -21,6 +21,7 @@ runs them through an emulating context.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import os
 from contextlib import contextmanager
@@ -90,6 +91,7 @@ def allocate_model(
     kernel_set: str | None = None,
     separate_variables: bool = False,
     max_resource_variables: int | None = None,
+    alt_decompression_memory: int = 0,
 ) -> ArenaLayout:
     """Emulate TFLM's AllocateTensors for ``model`` and return the resulting arena layout.
 
@@ -112,6 +114,9 @@ def allocate_model(
     created over a MicroAllocator of a second arena, so this arena holds neither it nor its
     variable table (the variables' buffers stay here: ASSIGN_VARIABLE's Prepare allocates them
     through the interpreter's context); the layout's ``variables_arena`` sizes the other one.
+    ``alt_decompression_memory`` is the size of TFLM's alternate decompression memory (the
+    wheel's ``alt_decompression_memory_size``; 0: none): TFLM_DECODE outputs that fit go
+    there instead of the arena (``layout.alt_decompression_offsets``).
     """
     model = read_model(model)  # a path or bytes is read; a Model passes through
     profile = get_target(target, kernel_set)
@@ -127,9 +132,10 @@ def allocate_model(
         _refuse_tinyarena_only_kernels(model, res, profile)
     pre = check_preallocated(model, preallocated)
     variables = _variables_setup(model, profile, separate_variables, max_resource_variables)
+    alt = _check_alt_memory(alt_decompression_memory)
+    run = functools.partial(_run, preallocated=pre, alt_memory=alt, variables=variables)
 
-    big = _run(model, profile, path, planner, res, _BIG_ARENA, preallocated=pre,
-               variables=variables)
+    big = run(model, profile, path, planner, res, _BIG_ARENA)
     checked = align_up(big.alloc.required_end, ARENA_ALIGNMENT)
     # The number to declare: TFLM's own checks pass from ``checked``, but a kernel that
     # allocates persistent memory in Prepare while holding temp tensors only checks against
@@ -155,14 +161,13 @@ def allocate_model(
             raise ArenaTooSmallError(f"arena size {arena_size} is negative", arena_size=arena_size,
                                      needed=min_arena, missing=min_arena - arena_size)
         try:
-            final = _run(model, profile, path, planner, res, arena_size, preallocated=pre,
-                         variables=variables)
+            final = run(model, profile, path, planner, res, arena_size)
         except ArenaTooSmallError as exc:
             # The minimum in 16-byte steps, as ``size`` reports it; an arena at least that big
             # can still fail when its end is not a multiple of 16 (more tail padding): then the
             # smallest working arena with the same remainder mod 16.
             needed = (min_arena if arena_size < min_arena else _needed_with_end(
-                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT, pre,
+                model, profile, path, planner, res, arena_size % ARENA_ALIGNMENT, pre, alt,
                 variables))
             raise ArenaTooSmallError(
                 f"arena of {arena_size} bytes is too small for this model on {profile.name}: "
@@ -313,14 +318,22 @@ def _relocated(run: _Run, arena_size: int) -> _Run:
     return run
 
 
+def _check_alt_memory(nbytes: int) -> int:
+    """The alternate decompression memory's size as a whole number of bytes >= 0."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise PlanError(f"alternate decompression memory must be a whole number of bytes >= 0, "
+                        f"got {nbytes!r}")
+    return nbytes
+
+
 def _needed_with_end(model: Model, profile: TargetProfile, path: str, planner: str,
                      res: Resolver, remainder: int,
                      preallocated: frozenset[tuple[int, int]] = frozenset(),
-                     variables: _Variables | None = None) -> int:
+                     alt_memory: int = 0, variables: _Variables | None = None) -> int:
     """Smallest working arena whose size is ``remainder`` mod 16 (the tail's padding depends
     on that remainder, facts 1.2, so the smallest arena overall may not be a multiple of 16)."""
     run = _run(model, profile, path, planner, res, _BIG_ARENA + remainder,
-               preallocated=preallocated, variables=variables)
+               preallocated=preallocated, alt_memory=alt_memory, variables=variables)
     need = run.alloc.required_end
     return need + (remainder - need) % ARENA_ALIGNMENT
 
@@ -402,6 +415,22 @@ class _Run:
         that ``size`` can say what makes the minimum arena larger than the arena used."""
         if self.alloc.required_end > before:
             self.required_driver = step
+    alt_memory: int = 0  # the alternate decompression memory's bytes (0: none set)
+    alt_cursor: int = 0  # MicroContext::decompress_regions_allocations_[0]
+    alt_used: int = 0  # the highest end any allocation reached in it
+    alt_offsets: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def allocate_decompression_memory(self, nbytes: int) -> int | None:
+        """MicroContext::AllocateDecompressionMemory on one region (16-aligned start): the
+        offset of ``nbytes`` in the alternate memory, or None when they do not fit."""
+        if self.alt_memory <= 0:
+            return None
+        offset = align_up(self.alt_cursor, ARENA_ALIGNMENT)
+        if offset + nbytes > self.alt_memory:
+            return None
+        self.alt_cursor = offset + nbytes
+        self.alt_used = max(self.alt_used, self.alt_cursor)
+        return offset
 
     # -- tail helpers --------------------------------------------------------------------------
 
@@ -474,13 +503,16 @@ class _Run:
             resource_offsets=tuple(self.resource_buffers[i]
                                    for i in sorted(self.resource_buffers)),
             bound_tensor_offsets=dict(self.bound_tensor_offsets),
+            alt_decompression_memory=self.alt_memory,
+            alt_decompression_used=self.alt_used,
+            alt_decompression_offsets=dict(self.alt_offsets),
         )
 
 
 def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver: Resolver,
          arena_size: int, *, preallocated: frozenset[tuple[int, int]] = frozenset(),
          alloc: BufferAllocator | None = None, prior_head: int = 0,
-         allocator_objects: tuple[str, ...] | None = None,
+         allocator_objects: tuple[str, ...] | None = None, alt_memory: int = 0,
          variables: _Variables | None = None) -> _Run:
     """One model's AllocateTensors. ``alloc`` continues an existing arena (several models
     allocated in turn from one MicroAllocator), ``prior_head`` is that MicroAllocator's
@@ -489,13 +521,14 @@ def _run(model: Model, target: TargetProfile, path: str, planner: str, resolver:
     ``variables``: the MicroResourceVariables count and arena (None: the model's count, here)."""
     alloc = BufferAllocator(arena_size) if alloc is None else alloc
     run = _Run(model, target, path, planner, alloc, rec.Recorder(alloc),
-               preallocated=preallocated, prior_head=prior_head)
+               preallocated=preallocated, prior_head=prior_head, alt_memory=alt_memory)
     registrations = _registrations(model, resolver)
     if allocator_objects is None:
         _create_allocator_objects(run)
     for name in allocator_objects or ():
         run.struct(name, name)
     _create_resource_variables(run, variables)
+    _set_decompression_memory(run)
     _start_model_allocation(run)
     _parse_builtin_data(run, registrations)
     _init_kernels(run, registrations)
@@ -582,6 +615,14 @@ def _create_resource_variables(run: _Run, variables: _Variables | None) -> None:
     run.resource_limit = count
 
 
+def _set_decompression_memory(run: _Run) -> None:
+    """MicroInterpreter::SetDecompressionMemory with one region, as the wheel calls it before
+    AllocateTensors: a persistent array of one size_t (the region's allocation cursor)."""
+    if run.alt_memory > 0:
+        run.persistent("decompress_regions_allocations_[1]", run.target.sizeof("size_t"),
+                       ARENA_ALIGNMENT, rec.PERSISTENT_BUFFER_DATA)
+
+
 def _start_model_allocation(run: _Run) -> None:
     """MicroAllocator::StartModelAllocation and the recording wrappers' count fix-ups."""
     model = run.model
@@ -655,6 +696,7 @@ def _prepare_kernels(run: _Run, regs: dict[tuple[int, int], Registration]) -> No
             if reg.prepare is not None:
                 with _foreign_errors_named(op, sg.index, "prepare"):
                     run.op_data[(sg.index, op.index)] = reg.prepare(ctx, op)
+                run.alt_cursor = 0  # ResetDecompressionMemoryAllocations after each Prepare
             _check_dynamic_tensors(sg.tensors, op, sg.index)
             ctx.finish()
             _resize_request_array(run)
@@ -902,6 +944,27 @@ class _KernelContext:
         if resource in self._run.resource_buffers:
             return
         self._run.resource_buffers[resource] = self.allocate_persistent(nbytes)
+
+    # Alternate decompression memory (MicroContext, TFLM compression builds)
+    def reset_decompression_memory(self) -> None:
+        """MicroContext::ResetDecompressionMemoryAllocations."""
+        self._run.alt_cursor = 0
+
+    def decompress_into_alternate_memory(self, tensor_index: int) -> bool:
+        """DECODE's SetOutputTensorData: an output without data takes its bytes from the
+        alternate decompression memory when they fit, and is then not planned in the arena.
+        True when it did."""
+        self._require_prepare("decompress_into_alternate_memory")
+        key = (self.subgraph, tensor_index)
+        if key in self._run.preallocated or key in self._run.data_set_in_prepare:
+            return False  # "If memory has already been assigned to the tensor, leave it be"
+        offset = self._run.allocate_decompression_memory(
+            tensor_nbytes(self._run.model, self.subgraph, tensor_index))
+        if offset is None:
+            return False
+        self._run.alt_offsets[key] = offset
+        self._run.data_set_in_prepare.add(key)
+        return True
 
     # bookkeeping
     def finish(self) -> None:

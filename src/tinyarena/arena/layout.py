@@ -125,6 +125,13 @@ class ArenaLayout:
     min_arena_cause: str = ""
     # MicroResourceVariables in a second arena (ESPHome's layout); None: in this one, or none
     variables_arena: VariablesArena | None = None
+    # TFLM's alternate decompression memory (MicroInterpreter::SetDecompressionMemory, the
+    # wheel's alt_decompression_memory_size): its bytes (0: none given), the highest byte
+    # DECODE outputs reached in it, and (subgraph, tensor) -> offset of each output placed
+    # there (not planned in the arena)
+    alt_decompression_memory: int = 0
+    alt_decompression_used: int = 0
+    alt_decompression_offsets: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
     @property
     def arena_used_bytes(self) -> int:

@@ -238,6 +238,7 @@ _COMMON_OPDATA: dict[str, tuple[int, int]] = {
     "OpDataComparison": (32, 4),
     "OpDataAbsRsqrt": (28, 4),  # elementwise.cc: 4 int32, bool, int-based enum, TfLiteType
     "OpDataVarHandle": (4, 4),
+    "OpDataEthosU": (12, 4),  # kernels/ethos_u/ethosu.cc: three int
     # ops-b (issue 8)
     "OpDataSquaredDifference": (112, 8),  # bool + ArithmeticParams (int64 members)
     "PreluParams": (28, 4),

@@ -35,6 +35,7 @@ from tinyarena.arena.layout import VariablesArena
 from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.errors import BuildError, PlanError, UnsupportedOpError
 from tinyarena.export.resolver_methods import BUILTIN_METHODS, CUSTOM_METHODS
+from tinyarena.kernels import ethos_u
 from tinyarena.model import read_model
 from tinyarena.model.types import Model
 from tinyarena.optimize.safety import plan_warnings
@@ -204,7 +205,7 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
                                 separate_variables=separate_variables,
                                 max_resource_variables=variables if needed else None)
     except UnsupportedOpError as exc:
-        custom = [op for op in ops if op.custom and op.op_name == exc.op_name]
+        custom = [op for op in ops if op.method == "AddCustom" and op.op_name == exc.op_name]
         if not custom:
             raise
         raise UnsupportedOpError(
@@ -229,7 +230,8 @@ def export_model(model: Model | bytes | bytearray | memoryview | str | Path, *,
         arena_used=int(layout.total), margin=margin, arena_size=arena_size, ops=ops,
         offline=any(b.offline for b in layout.buffers), warnings=unproven,
         resource_variables=variables if needed else 0,
-        variables_arena=layout.variables_arena, model_variables=needed)
+        variables_arena=layout.variables_arena, model_variables=needed,
+        npu=_npu_note(parsed))
     return ExportedSources(
         name=ident, header_name=f"{ident}.h", source_name=f"{ident}.cc",
         header=_header(facts), source=_source(facts), model_bytes=len(data),
@@ -259,6 +261,25 @@ class _Facts:
     resource_variables: int = 0
     variables_arena: VariablesArena | None = None
     model_variables: int = 0  # distinct shared names of the model's VAR_HANDLE ops
+    npu: str = ""  # what an Ethos-U (Vela) model needs from the firmware besides the arena
+
+
+def _npu_note(model: Model) -> str:
+    """The firmware side of a Vela model: the ethos_u kernel, the driver, and where Vela's
+    scratch sits in the arena (empty for a model without the ethos-u operator)."""
+    scratch = ethos_u.vela_scratch_bytes(model)
+    if scratch is None:
+        return ""
+    fast = ethos_u.fast_scratch(model)
+    text = (f"Arm Ethos-U: the ethos-u operator needs TFLM built with CO_PROCESSOR=ethos_u "
+            f"(kernels/ethos_u, AddEthosU()) and the Ethos-U driver initialised (ethosu_init) "
+            f"before AllocateTensors(). Vela's scratch ({_n(scratch)} bytes, the NPU's "
+            f"working memory) is part of kTensorArenaSize, pinned by Vela's offline plan.")
+    if fast is not None and not fast.shared_with_scratch:
+        text += (f" Vela's fast scratch ({_n(fast.nbytes)} bytes) is planned in the arena too; "
+                 f"a driver given a fast memory (ETHOSU_FAST_MEMORY_SIZE) needs at least "
+                 f"{_n(fast.nbytes)} bytes there.")
+    return text
 
 
 def _n(value: int) -> str:
@@ -300,6 +321,8 @@ def _header(f: _Facts) -> str:
         "using OpResolver = tflite::MicroMutableOpResolver<kOpCount>;",
         "",
     ]
+    if f.npu:
+        lines.extend([*_comment(f.npu), ""])
     customs = [op for op in f.ops if op.method == "AddCustom"]
     if customs:
         lines.append("// Custom operators TFLM does not ship: link your implementation of each.")

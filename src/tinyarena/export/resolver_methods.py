@@ -135,6 +135,7 @@ CUSTOM_METHODS: Mapping[str, str] = MappingProxyType({
     "SignalWindow": "AddWindow",
     "TFLM_DECODE": "AddDecode",
     "TFLite_Detection_PostProcess": "AddDetectionPostprocess",
+    "ethos-u": "AddEthosU",  # Vela's operator; TFLM built with CO_PROCESSOR=ethos_u
 })
 
 __all__ = ["BUILTIN_METHODS", "CUSTOM_METHODS"]

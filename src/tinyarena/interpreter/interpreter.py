@@ -258,7 +258,8 @@ class Interpreter:
                  preallocated: Mapping[Any, Any] | None = None,
                  persistent_arena: Any = None, non_persistent_arena: Any = None,
                  allocator: SharedAllocator | None = None,
-                 native: bool | None = None) -> None:
+                 native: bool | None = None,
+                 alt_decompression_memory_size: int = 0) -> None:
         model = _one_model(model, model_path, model_content)
         if native is not None and not isinstance(native, bool):
             raise InterpreterError(f"native must be True, False or None, not {native!r}")
@@ -270,6 +271,18 @@ class Interpreter:
         if arena_size is not None and (not isinstance(arena_size, int)
                                        or isinstance(arena_size, bool) or arena_size <= 0):
             raise InterpreterError(f"arena_size must be a positive int, got {arena_size!r}")
+        if (isinstance(alt_decompression_memory_size, bool)
+                or not isinstance(alt_decompression_memory_size, int)
+                or alt_decompression_memory_size < 0):
+            raise InterpreterError(f"alt_decompression_memory_size must be an int >= 0 (bytes; "
+                                   f"0: none), got {alt_decompression_memory_size!r}")
+        if alt_decompression_memory_size and self._memory is not None:
+            raise InterpreterError("an alternate decompression memory works with one arena "
+                                   "only (not with two arenas or a SharedAllocator)")
+        # TFLM's alternate decompression memory (SetDecompressionMemory, one region): made
+        # 16-aligned at allocation, as the wheel's new uint8_t[alt_decompression_memory_size]
+        self._alt_size = alt_decompression_memory_size
+        self._alt_memory: np.ndarray | None = None
         if resolver is not None and not isinstance(resolver, OpResolver):
             raise InterpreterError(
                 f"resolver must be a tinyarena.OpResolver, not {type(resolver).__name__}")
@@ -400,13 +413,17 @@ class Interpreter:
             # Smallest arena TFLM accepts: the layout's offsets then refer to min_arena bytes.
             layout = allocate_model(self._model, target=self._target, arena_size=None,
                                     resolver=self._resolver, allow_tinyarena_kernels=True,
-                                    preallocated=tuple(self._preallocated))
+                                    preallocated=tuple(self._preallocated),
+                                    alt_decompression_memory=self._alt_size)
             self._arena = _own_arena(int(layout.arena_size))
         else:
             layout = allocate_model(self._model, target=self._target,
                                     arena_size=int(self._arena.shape[0]),
                                     resolver=self._resolver, allow_tinyarena_kernels=True,
-                                    preallocated=tuple(self._preallocated))
+                                    preallocated=tuple(self._preallocated),
+                                    alt_decompression_memory=self._alt_size)
+        if self._alt_size and self._alt_memory is None:
+            self._alt_memory = _own_arena(self._alt_size)
         self._alloc = self._build(layout, registrations)
         if self._memory is None or self._memory[0] != "shared":
             # This Interpreter now owns all of its memory: clearing it also wipes the owner
@@ -456,6 +473,11 @@ class Interpreter:
         registrations = self._resolver.resolve_model(self._model)
         for sg, regs in zip(self._model.subgraphs, registrations):
             for op, reg in zip(sg.operators, regs):
+                if reg.eval is None and reg.eval_refusal:
+                    raise UnsupportedOpError(
+                        f"{op.name} (operator {op.index} of subgraph {sg.index}) "
+                        f"{reg.eval_refusal}", op_name=op.name, op_index=op.index,
+                        subgraph_index=sg.index)
                 if reg.eval is None:
                     raise UnsupportedOpError(
                         f"{op.name} (operator {op.index} of subgraph {sg.index}) has no eval "
@@ -471,6 +493,10 @@ class Interpreter:
         offsets: Mapping[tuple[int, int], int] = layout.tensor_offsets
         views = tuple(_subgraph_views(arena, sg, offsets) for sg in self._model.subgraphs)
         views = (_with_preallocated(views[0], self._preallocated), *views[1:])
+        if self._alt_memory is not None and layout.alt_decompression_offsets:
+            views = tuple(_with_alternate(v, sg, self._alt_memory,
+                                          layout.alt_decompression_offsets)
+                          for v, sg in zip(views, self._model.subgraphs))
         scratch = _scratch_views(arena, layout)
         workspaces, workspace_memory, pool = _make_workspaces(layout)
         resources = _resource_views(arena, layout, self._model)
@@ -965,6 +991,17 @@ def _with_handles(views: SubgraphViews, subgraph: int,
         if sg == subgraph:
             arrays[index] = view
             byte_views[index] = view.view(np.uint8)
+    return SubgraphViews(tuple(arrays), tuple(byte_views))
+
+
+def _with_alternate(views: SubgraphViews, sg: Subgraph, memory: np.ndarray,
+                    offsets: Mapping[tuple[int, int], int]) -> SubgraphViews:
+    """TFLM_DECODE outputs TFLM put in the alternate decompression memory: views there."""
+    arrays = list(views.arrays)
+    byte_views = list(views.byte_views)
+    for (subgraph, index), offset in offsets.items():
+        if subgraph == sg.index:
+            arrays[index], byte_views[index] = _tensor_view(memory, offset, sg.tensors[index])
     return SubgraphViews(tuple(arrays), tuple(byte_views))
 
 

@@ -134,6 +134,8 @@ MODULES: dict[str, str] = {
     "CIRCULAR_BUFFER": "circular_buffer",
     "BATCH_MATMUL": "batch_matmul",
     "TFLite_Detection_PostProcess": "detection_postprocess",
+    # Arm Ethos-U: Vela's custom operator (device builds only; sized, never run)
+    "ethos-u": "ethos_u",
 }
 
 

@@ -71,6 +71,12 @@ class Target(Protocol):
         ...
 
     @property
+    def core(self) -> str | None:
+        """The Cortex-M core of a device build (``"cortex-m55"``); None for the host wheel and
+        the generic ABI profiles."""
+        ...
+
+    @property
     def kernels_optimized_for_speed(self) -> bool: ...
 
     @property
@@ -137,6 +143,16 @@ class PrepareContext(InitContext, Protocol):
         ...
 
     def subgraph_count(self) -> int: ...
+
+    def reset_decompression_memory(self) -> None:
+        """MicroContext::ResetDecompressionMemoryAllocations (TFLM_DECODE's Prepare)."""
+        ...
+
+    def decompress_into_alternate_memory(self, tensor_index: int) -> bool:
+        """TFLM_DECODE's SetOutputTensorData: put an output in the alternate decompression
+        memory when the interpreter has one and the bytes fit (the tensor is then not
+        planned in the arena). True when it did."""
+        ...
 
 
 class EvalContext(Protocol):
@@ -227,3 +243,5 @@ class Registration:
     # that keep state between invokes outside variable tensors (the signal library's rings)
     reset: ResetFn | None = None
     bind: BindFn | None = None  # optional: eval pre-bound to its views (see the module doc)
+    # why no host eval can exist (an NPU op), said by `run` instead of "not ported yet"
+    eval_refusal: str = ""

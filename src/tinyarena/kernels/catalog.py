@@ -7,8 +7,9 @@ reference kernel accepts for its main data input (outputs follow, or are named i
 docstring). Whether tinyarena sizes and runs an op is not written down here: it is read from
 the kernel registry, so the table cannot drift from the code.
 
-ETHOSU (custom code ``ethos-u``) is in the resolver's source but hands its work to an Arm
-Ethos-U NPU: the host wheel is built without it, and tinyarena refuses it.
+ETHOSU (custom code ``ethos-u``, Vela's operator) is in the resolver's source but hands its
+work to an Arm Ethos-U NPU: the host wheel is built without it. tinyarena sizes it on the
+Cortex-M targets (``kernels/ethos_u.py``) and never runs it.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ WHEEL_OPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "TFLite_Detection_PostProcess": (_F,),
 })
 
-# Ops TFLM can only run with an accelerator attached: name -> what it needs.
+# Ops whose arithmetic runs on an accelerator: name -> which. Sized on device targets only.
 NPU_OPS: Mapping[str, str] = MappingProxyType({"ethos-u": "an Arm Ethos-U NPU"})
 _NPU_ALIASES = {"ETHOSU": "ethos-u"}
 
@@ -185,8 +186,9 @@ def op_support(name: str) -> OpSupport:
 
     npu = NPU_OPS.get(_NPU_ALIASES.get(name, name))
     if npu is not None:
-        return OpSupport(name, True, (), False, False, False,
-                         f"needs {npu}; neither the host wheel nor tinyarena runs it")
+        return OpSupport(name, True, (), True, False, False,
+                         f"runs on {npu}: sized exactly on the cortex-m targets (TFLM's "
+                         f"ethos_u kernel); the host wheel lacks it and `run` refuses it")
     try:
         reg = registration(name) if name in MODULES else None
     except UnsupportedOpError:
@@ -200,7 +202,7 @@ def op_support(name: str) -> OpSupport:
     elif reg is None:
         note = "no kernel in tinyarena yet"
     elif not running:
-        note = "sized exactly; its eval is not ported yet, so `run` refuses it"
+        note = reg.eval_refusal or "sized exactly; its eval is not ported yet, so `run` refuses it"
     return OpSupport(name, _is_custom(name), WHEEL_OPS.get(name, ()), sizing, running,
                      in_wheel, note)
 
@@ -209,7 +211,7 @@ def op_catalog() -> tuple[OpSupport, ...]:
     """Every op the wheel registers, the NPU ops, and tinyarena's own extra kernels."""
     from tinyarena.kernels import MODULES
 
-    names = sorted(set(WHEEL_OPS) | set(MODULES), key=lambda n: (n.lower(), n))
+    names = sorted((set(WHEEL_OPS) | set(MODULES)) - set(NPU_OPS), key=lambda n: (n.lower(), n))
     return tuple(op_support(n) for n in names) + tuple(op_support(n) for n in NPU_OPS)
 
 
@@ -217,9 +219,9 @@ def unsupported_op_message(name: str) -> str:
     """Why tinyarena cannot size ``name`` and what to do (location added by the caller)."""
     npu = NPU_OPS.get(_NPU_ALIASES.get(name, name))
     if npu is not None:
-        return (f"{name} runs on {npu}: TFLM hands it to the NPU driver, so its arena cannot be "
-                f"sized or run on a host (the pinned wheel does not register it either); size "
-                f"the model with the NPU toolchain (Vela) or measure it on the device")
+        return (f"{name} runs on {npu}: TFLM's ethos_u kernel is linked into device builds "
+                f"only (the pinned wheel does not register it); size the model for the "
+                f"device, e.g. --target cortex-m55")
     if name in WHEEL_OPS:
         return (f"tinyarena has no kernel for {name} yet, although TFLM registers it; "
                 f"`tinyarena ops` lists what is supported. Please report the model")

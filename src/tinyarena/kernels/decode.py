@@ -9,8 +9,11 @@ Allocation: no builtin struct, no init; prepare allocates persistently an array 
 ``num_outputs`` pointers (DecodeState*), then for each pair takes temp tensors input, ancillary,
 output and allocates the decoder object (a C++ class: vtable pointer, context and profiler
 pointers, then its fields: ``DecodeStateLut``, ``DecodeStatePrune`` or ``DecodeStateHuffman``
-per target); the prune decoder also copies per-channel int8 zero points into a persistent
-buffer when there are several channels and one is not zero.
+per target); then it places the output in the interpreter's alternate decompression memory
+when there is one and the output fits (SetOutputTensorData; offsets restart at 0 in every
+DECODE's Prepare, so the outputs of different DECODE operators share that memory); the prune
+decoder also copies per-channel int8 zero points into a persistent buffer when there are
+several channels and one is not zero.
 
 The decoded values depend only on constants, so prepare decodes once into a read-only
 workspace and eval copies it into the output (TFLM decodes at every invoke; the bytes are the
@@ -247,6 +250,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> DecodeData:
     if n_out == 0 or n_in != 2 * n_out:
         raise KernelError("TFLM_DECODE takes two inputs (encoded, ancillary) per output")
     ctx.allocate_persistent(n_out * ctx.target.sizeof("void*"))
+    ctx.reset_decompression_memory()
     handles = []
     errors = []
     for k in range(n_out):
@@ -263,6 +267,7 @@ def prepare(ctx: PrepareContext, op: Operator) -> DecodeData:
             raise KernelError("TFLM_DECODE: the ancillary tensor lacks a version-1 header")
         kind = int(ancillary[0])
         ctx.allocate_persistent(ctx.target.sizeof(_state_struct(kind)))
+        ctx.decompress_into_alternate_memory(op.outputs[k])  # SetOutputTensorData
         if out.type not in _VALUE_TYPES:
             raise KernelError(f"TFLM_DECODE: unsupported tensor type {out.type.name}")
         if kind == PRUNE:

@@ -28,12 +28,13 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from tinyarena.arena import ArenaLayout, allocate_model
 from tinyarena.arena.targets import TargetProfile, get_target
 from tinyarena.arena.lifetimes import ONLINE
 from tinyarena.errors import PlanError, TinyArenaError
+from tinyarena.kernels import ethos_u
 from tinyarena.model import read_model
 from tinyarena.model.metadata import (
     OFFLINE_PLAN_NAME,
@@ -73,6 +74,9 @@ from tinyarena.optimize.safety import (
     target_key,
 )
 from tinyarena.planning import Buffer, Plan, verify_plan
+
+if TYPE_CHECKING:
+    from tinyarena.rewrite.patches import PatchInfo
 
 DEFAULT_OVERLAP = "safe"
 DEFAULT_KERNEL_SET = PORTABLE
@@ -132,6 +136,7 @@ class OptimizeResult:
     """Per overlap rule the plan uses (``rule_label``): the bytes of head the placement search
     needs more when that rule alone is withdrawn (same order, same search): its marginal
     saving, so the figures need not add up to the total."""
+    patches: PatchInfo | None = None  # optimize --patches: the rewrite, None when unpatched
 
     @property
     def shifts(self) -> tuple[int | None, ...]:
@@ -182,6 +187,7 @@ class OptimizeResult:
             "greedy_head": self.greedy_head,
             "elapsed_s": round(self.elapsed_s, 4),
             "notes": list(self.notes),
+            "patches": None if self.patches is None else self.patches.to_dict(),
         }
 
 
@@ -425,6 +431,9 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
     data = bytes(model.raw)
     before_layout = allocate_model(model, target=target)
     before = ArenaNumbers.of(before_layout)
+    if ethos_u.has_ethos_u(model):
+        return _vela_unchanged(data, model, before_layout, overlap, kernel_set, target_name,
+                               time.perf_counter() - start)
     notes: list[str] = []
     work = without_offline_plan(model)
     if len(work.metadata) != len(model.metadata):
@@ -603,6 +612,32 @@ def _reordered_only(data: bytes, order: Sequence[int], model: Model, before: Are
                           None if order_result is None else order_result.exact, overlap,
                           kernel_set, (), search.method, search.head, search.greedy_head,
                           time.perf_counter() - start, tuple(notes), layout)
+
+
+def _vela_unchanged(data: bytes, model: Model, layout: ArenaLayout, overlap: str,
+                    kernel_set: str, target: str | None, elapsed: float) -> OptimizeResult:
+    """A Vela model is returned unchanged, saying why: Vela's offline plan pins its scratch
+    with the NPU's inputs and outputs inside it, and its command stream addresses them at
+    those offsets from the scratch's base address, so no other plan may move them; the rest
+    are the ethos-u kernel's scratch buffers, which TFLM always plans online."""
+    from tinyarena.optimize.rules import plan_rules
+
+    numbers = ArenaNumbers.of(layout)
+    pinned = sum(1 for b in layout.buffers if b.offline)
+    movable = [b for b in layout.buffers if not b.offline and b.kind == "tensor"]
+    note = (f"Vela model (ethos-u operator): Vela's offline plan pins {pinned} buffers (its "
+            f"scratch, with the NPU's inputs and outputs at offsets its command stream "
+            f"addresses), which no plan may move; TFLM plans the ethos-u kernel's scratch "
+            f"buffers online")
+    if movable:
+        note += (f"; the {len(movable)} tensors of the CPU operators around the NPU part are "
+                 f"not re-planned around Vela's pinned ones (not supported yet)")
+    note += ": the model is returned unchanged"
+    bound = plan_rules(model, layout, kernel_set).bound
+    n_ops = len(model.subgraphs[0].operators) if model.subgraphs else 0
+    return OptimizeResult(data, numbers, numbers, bound, numbers.head <= bound, False,
+                          tuple(range(n_ops)), None, overlap, kernel_set, (), "none",
+                          numbers.head, numbers.head, elapsed, (note,), layout, target=target)
 
 
 def _used(partial: Sequence[PartialOverlap], layout: ArenaLayout

@@ -46,6 +46,11 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
     if result.savings_by_rule:
         lines.append("savings by rule (head bytes the search needs more without it):")
         lines.extend(f"  {label}: {saved:,}" for label, saved in result.savings_by_rule)
+    if result.patches is not None:
+        info = result.patches
+        lines.append(f"patches: operators 0..{info.split_after} as a {info.grid[0]}x"
+                     f"{info.grid[1]} grid, {info.extra_macs_percent:+.1f}% MACs, "
+                     f"{info.ops_before} -> {info.ops_after} operators")
     lines.extend(f"note: {n}" for n in result.notes)
     return "\n".join(lines)
 

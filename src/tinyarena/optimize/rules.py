@@ -26,6 +26,8 @@ RULE_TEXT = {
     "safe": "live buffers share bytes only under the optimizer's safe rules for the plan's "
             "kernel set (views, element-wise ops in place, conv/depthwise/pooling/PAD outputs "
             "partly over their dying input, each where that kernel set's loop order allows it)",
+    "vela": "live buffers share bytes only as Vela placed them (the Ethos-U scratch holds the "
+            "NPU's inputs and outputs; scratch and fast scratch start together)",
 }
 
 
@@ -35,7 +37,7 @@ class SharedBytes:
 
     a: int
     b: int
-    reason: str  # "view", "in place", "partial overlap" or "collision"
+    reason: str  # "view", "in place", "partial overlap", "vela" or "collision"
     rule: str = ""
     """For an intended pair: the rule and kernel path it relies on (``safety`` key, e.g.
     ``cmsis-nn:mve CONV_2D:INT8:1x1: block rule (mve4) ...``)."""
@@ -89,6 +91,9 @@ def plan_rules(model: Model, layout: ArenaLayout, kernel_set: str = "reference")
     pairs = shared_pairs(layout)
     if not pairs:
         return PlanRules("none", plain, plain, ())
+    vela = _vela_rules(model, layout, pairs)
+    if vela is not None:
+        return vela
     # A plan with shared bytes (an offline plan): only now the optimizer's modules, which a
     # plain ``size`` or ``plan`` does not need to import.
     from tinyarena.arena import allocate_model
@@ -148,6 +153,29 @@ def plan_rules(model: Model, layout: ArenaLayout, kernel_set: str = "reference")
     problem = _problem(base, groups)
     bound = linked_lower_bound(problem.buffers, _links(problem, partial))
     return PlanRules(rules, bound, plain, tuple(shared))
+
+
+def _vela_rules(model: Model, layout: ArenaLayout, pairs: list[tuple[int, int]]
+                ) -> PlanRules | None:
+    """A Vela model's plan: Vela pins its scratch (and fast scratch) and the NPU's inputs and
+    outputs inside it, sharing bytes on purpose (the NPU reaches them through the scratch's
+    base address). Those pairs are Vela's; the bound treats the pinned group as one buffer
+    spanning it. None for a model without the ethos-u operator."""
+    from tinyarena.kernels import ethos_u
+
+    if not ethos_u.has_ethos_u(model):
+        return None
+    bufs = layout.buffers
+    pinned = [i for i, b in enumerate(bufs) if b.offline and b.kind == "tensor"]
+    shared = tuple(SharedBytes(i, j, "vela" if i in pinned and j in pinned else "collision")
+                   for i, j in pairs)
+    others = [Buffer(b.size, b.first, b.last) for i, b in enumerate(bufs) if i not in pinned]
+    if pinned:
+        group = [bufs[i] for i in pinned]
+        span = max(b.offset + b.size for b in group) - min(b.offset for b in group)
+        others.append(Buffer(span, min(b.first for b in group), max(b.last for b in group)))
+    plain = lower_bound([Buffer(b.size, b.first, b.last) for b in bufs])
+    return PlanRules("vela", lower_bound(others), plain, shared)
 
 
 __all__ = ["PlanRules", "RULE_TEXT", "SharedBytes", "plan_rules", "shared_pairs"]

@@ -56,6 +56,8 @@ def plan_dict(layout: ArenaLayout, explanation: ArenaExplanation | None = None
                            for b, info in zip(layout.buffers, explanation.buffers)]
         data["peak"] = explanation.peak_dict()
         data["bound"] = bound_dict(explanation)
+        if explanation.npu_lines:
+            data["npu"] = list(explanation.npu_lines)
     return data
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from tinyarena.arena import ArenaLayout, PlannedBuffer, get_target
 from tinyarena.arena.lifetimes import called_subgraphs
 from tinyarena.arena.recording import CATEGORY_ORDER
+from tinyarena.kernels import ethos_u
 from tinyarena.model.metadata import offline_offsets
 from tinyarena.model.reader import ModelSource, read_model
 from tinyarena.model.types import Model
@@ -75,6 +76,7 @@ class BufferInfo:
     offline: bool
     producer: StepOperator | None  # scratch: the operator that requested it
     last_consumer: StepOperator | None
+    role: str = ""  # Vela's tensors and the ethos-u kernel's scratch (``ethos_u.ROLE_NAMES``)
 
     @property
     def end(self) -> int:
@@ -106,7 +108,8 @@ class BufferInfo:
                 f"({self.size:,} planned)\n"
                 f"offset {self.offset:,}..{self.end:,}\n"
                 f"live steps {self.first}..{self.last}\n{self.ops_text()}"
-                + ("\npinned by the offline plan" if self.offline else ""))
+                + ("\npinned by the offline plan" if self.offline else "")
+                + (f"\n{self.role_text()}" if self.role else ""))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "subgraph": self.subgraph, "index": self.index,
@@ -115,7 +118,12 @@ class BufferInfo:
                 "offset": self.offset, "first": self.first, "last": self.last,
                 "producer": None if self.producer is None else self.producer.index,
                 "last_consumer": (None if self.last_consumer is None
-                                  else self.last_consumer.index)}
+                                  else self.last_consumer.index),
+                **({"npu_role": self.role} if self.role else {})}
+
+    def role_text(self) -> str:
+        """The role in words ("" for a buffer that is not Vela's or the ethos-u kernel's)."""
+        return ethos_u.ROLE_NAMES.get(self.role, self.role)
 
 
 @dataclass(frozen=True)
@@ -179,6 +187,7 @@ class ArenaExplanation:
     tail_by_category: tuple[tuple[str, int], ...]  # used bytes, NOT_ITEMISED last
     tail_by_operator: tuple[OperatorTail, ...]
     model_wide_tail: int
+    npu_lines: tuple[str, ...] = ()  # where Vela's tensors sit in the arena (Ethos-U models)
 
     @property
     def optimal(self) -> bool:
@@ -300,8 +309,11 @@ def _buffer_infos(model: Model, layout: ArenaLayout, steps: tuple[StepOperator, 
             for t in op.inputs:
                 if t >= 0:
                     consumer[(sg.index, t)] = node
+    roles = ethos_u.vela_roles(model)
+    scratch_roles = _ethos_u_scratch_roles(layout)
     infos = []
     for pos, b in enumerate(layout.buffers):
+        role = scratch_roles.get((b.kind, b.subgraph, b.index), "")
         if b.kind == "tensor":
             tensor = model.subgraphs[b.subgraph].tensors[b.index]
             infos.append(BufferInfo(pos, b.kind, b.subgraph, b.index, tensor.name or
@@ -309,15 +321,46 @@ def _buffer_infos(model: Model, layout: ArenaLayout, steps: tuple[StepOperator, 
                                     tensor.type.name.lower(), b.nbytes, b.size, b.offset,
                                     b.first, b.last, b.offline,
                                     producer.get((b.subgraph, b.index)),
-                                    consumer.get((b.subgraph, b.index))))
+                                    consumer.get((b.subgraph, b.index)),
+                                    roles.get((b.subgraph, b.index), "")))
         else:
             owner = _operator_at(steps, starts, b.first)
             label = (f"scratch {b.index} of op {owner.index} {owner.type}" if owner
                      else f"scratch {b.index}")
             infos.append(BufferInfo(pos, b.kind, b.subgraph, b.index, label, None, "bytes",
                                     b.nbytes, b.size, b.offset, b.first, b.last, b.offline,
-                                    owner, owner))
+                                    owner, owner, role))
     return tuple(infos)
+
+
+def _ethos_u_scratch_roles(layout: ArenaLayout) -> dict[tuple[str, int, int], str]:
+    """("scratch", subgraph, request) -> role of the ethos-u kernel's two scratch requests."""
+    roles = {}
+    for (sg, _), data in layout.op_data.items():
+        if isinstance(data, ethos_u.EthosUData):
+            roles[("scratch", sg, data.base_addr)] = "base_addresses"
+            roles[("scratch", sg, data.base_addr_size)] = "base_address_sizes"
+    return roles
+
+
+def _npu_lines(model: Model, infos: tuple[BufferInfo, ...]) -> tuple[str, ...]:
+    """Which bytes of the arena are the NPU's: Vela's scratch (and fast scratch) with the
+    model's inputs and outputs Vela placed inside it; empty for a model without Vela."""
+    lines = []
+    for info in infos:
+        if info.kind != "tensor" or "scratch" not in info.role:
+            continue
+        inside = [o for o in infos if o.kind == "tensor" and not o.role and o.offline
+                  and info.offset <= o.offset and o.end <= info.offset + info.nbytes]
+        text = (f"{info.role_text()}: tensor {info.index} {info.name!r}, arena bytes "
+                f"{info.offset:,}..{info.offset + info.nbytes:,}"
+                + (" (pinned by Vela's offline plan)" if info.offline else ""))
+        if inside:
+            shown = ", ".join(f"tensor {o.index} {o.name!r} at {o.offset:,}" for o in inside[:6])
+            more = f" and {len(inside) - 6} more" if len(inside) > 6 else ""
+            text += f"; inside it (Vela's offsets): {shown}{more}"
+        lines.append(text)
+    return tuple(lines)
 
 
 def _live(buffers: tuple[PlannedBuffer, ...]) -> tuple[tuple[int, int, int], ...]:
@@ -436,7 +479,8 @@ def explain_arena(model: Model | ModelSource, layout: ArenaLayout,
         text += " (the model's OfflineMemoryAllocation plan pins no planned buffer)"
     return ArenaExplanation(layout, text, infos, live, _peak(layout, live, steps),
                             plan_rules(model, layout, kernel_set), steps,
-                            _tail_by_category(layout), by_op, model_wide)
+                            _tail_by_category(layout), by_op, model_wide,
+                            _npu_lines(model, infos))
 
 
 __all__ = ["ArenaExplanation", "BufferInfo", "NOT_ITEMISED", "OperatorTail", "Peak",

@@ -166,6 +166,9 @@ def _target_section(e: ArenaExplanation, title: str,
                      f"<td>{escape(what)}</td></tr>")
     parts.append("</table>")
     parts.append(f'<p class="words">{escape(e.peak_text())}. {escape(e.bound_text())}.</p>')
+    if e.npu_lines:  # a Vela model: which bytes of the arena are the NPU's
+        parts.append('<p class="words">Arm Ethos-U (Vela) buffers in the arena: '
+                     + "; ".join(escape(line) for line in e.npu_lines) + ".</p>")
     parts.append(plan_svg(e, title=f"{title} on {t}", standalone=False))
     parts.append(f'<p class="note">Time steps: {escape(TIME_STEPS)}. Hover a rectangle for '
                  f"its tensor. Outlined in red: the buffers live at the peak step (shaded); "
@@ -260,12 +263,28 @@ def _optimize_section(view: OptimizeView, title: str) -> str:
     return "\n".join(parts)
 
 
+def _patches_section(record: dict[str, Any]) -> str:
+    """The patch grid and stage of a model written by ``tinyarena optimize --patches``."""
+    grid = record.get("grid", ["?", "?"])
+    shape = "x".join(str(d) for d in record.get("stage_output_shape", []))
+    ops = ", ".join(str(o) for o in dict.fromkeys(record.get("stage_ops", [])))
+    words = (f"Operators 0..{record.get('split_after')} of the original model (the stage: "
+             f"{ops}) run as a {grid[0]} x {grid[1]} grid of spatial patches, each with "
+             f"STRIDED_SLICE/PAD and the stage's own operators; CONCATENATION assembles the "
+             f"stage output (tensor {record.get('stage_output')}, {shape}). "
+             f"{record.get('ops_before')} -> {record.get('ops_after')} operators, "
+             f"{float(record.get('extra_macs_percent', 0.0)):+.1f}% multiply-accumulates.")
+    return ('<section class="patches"><h2>patch-based stage</h2>'
+            f'<p class="words">{escape(words)}</p></section>')
+
+
 def render_report(title: str, explanations: Sequence[ArenaExplanation],
                   optimized: OptimizeView | None = None,
-                  verdicts: Sequence[tuple[bool, str]] = ()) -> str:
+                  verdicts: Sequence[tuple[bool, str]] = (),
+                  patches: dict[str, Any] | None = None) -> str:
     """The whole page: the verdict per target first (``(safe, sentence)``: may this model go
-    into that firmware?), one section per target side by side, then the optimizer's
-    before/after."""
+    into that firmware?), the patch grid and stage of a patched model, one section per target
+    side by side, then the optimizer's before/after."""
     body = [f"<h1>arena report: {escape(title)}</h1>",
             *(f'<p class="verdict{"" if safe else " unsafe"}">{escape(text)}</p>'
               for safe, text in verdicts),
@@ -276,6 +295,8 @@ def render_report(title: str, explanations: Sequence[ArenaExplanation],
     body.extend(_target_section(e, title, explanations[i - 1] if i else None)
                 for i, e in enumerate(explanations))
     body.append("</div>")
+    if patches is not None:
+        body.insert(2, _patches_section(patches))
     if optimized is not None:
         body.append(_optimize_section(optimized, title))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from tinyarena.arena.layout import ArenaLayout
+from tinyarena.arena.other_memory import AltDecompression, EthosUMemory
 from tinyarena.arena.targets import get_target
 from tinyarena.planning import Buffer, Plan, render_memory_plan
 from tinyarena.planning.ascii import SHARED_MARK
@@ -66,6 +67,35 @@ def render_size(layout: ArenaLayout, title: str = "",
         lines.append("")
         lines.extend(render_tail_by_operator(explanation))
     return "\n".join(lines)
+
+
+def render_other_memory(alt: AltDecompression | None, npu: EthosUMemory | None) -> list[str]:
+    """The memory beside the arena: a compressed model's alternate decompression memory
+    (with the arena it leaves), an Ethos-U driver's fast memory (with the arena without
+    Vela's fast scratch). Empty when the model needs neither."""
+    lines: list[str] = []
+    if alt is not None:
+        lines.append(f"alternate decompression memory {_n(alt.nbytes):>12} bytes  (TFLM_DECODE "
+                     f"outputs outside the arena: SetDecompressionMemory, the wheel's "
+                     f"alt_decompression_memory_size)")
+        if alt.with_memory is not None:
+            w = alt.with_memory
+            lines.append(f"  with it: arena used {_n(w.total)} bytes (head {_n(w.head)} + tail "
+                         f"{_n(w.tail)}), minimum arena {_n(w.min_arena)} bytes; without it: "
+                         f"the figures above")
+        else:
+            lines.append("  no DECODE output of this model is placed there")
+    if npu is not None:
+        lines.append(f"Ethos-U fast memory            {_n(npu.fast_memory):>12} bytes  (Vela's "
+                     f"fast scratch, ETHOSU_FAST_MEMORY_SIZE; scratch {_n(npu.scratch)} bytes)")
+        if npu.without_fast_scratch is not None:
+            w = npu.without_fast_scratch
+            lines.append(f"  arena without the fast scratch: arena used {_n(w.total)} bytes "
+                         f"(head {_n(w.head)} + tail {_n(w.tail)}), minimum arena "
+                         f"{_n(w.min_arena)} bytes")
+        lines.extend(textwrap.wrap(f"({npu.note})", width=96, initial_indent="  ",
+                                   subsequent_indent="   "))
+    return lines
 
 
 def _declare(layout: ArenaLayout) -> list[str]:
@@ -151,7 +181,8 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
                  f"{'dtype':<7} {'size':>10} {'offset':>10} {'first':>5} {'last':>5}  ops")
     for info in e.buffers:
         mark = "*" if info.position in peak else " "
-        flag = "  (offline)" if info.offline else ""
+        flag = ("  (offline)" if info.offline else "") + (f"  [{info.role}]" if info.role
+                                                            else "")
         lines.append(f"{mark} {info.position:>4} {info.kind:<7} {info.index:>5} "
                      f"{_clip(info.name, NAME_WIDTH):<{NAME_WIDTH}} "
                      f"{_clip(info.shape_text(), 16):<16} {info.dtype:<7} {_n(info.size):>10} "
@@ -159,6 +190,10 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
                      f"{info.ops_text()}{flag}")
     if peak:
         lines.append("* live at the peak step")
+    if e.npu_lines:
+        lines.append("")
+        lines.append("Arm Ethos-U (Vela) buffers in the arena:")
+        lines.extend(f"  {line}" for line in e.npu_lines)
     shared = e.rules.shared
     if shared:
         lines.append("")

@@ -55,3 +55,9 @@ class ScratchRewrite:
 
     def subgraph_count(self) -> int:
         return self._ctx.subgraph_count()
+
+    def reset_decompression_memory(self) -> None:
+        self._ctx.reset_decompression_memory()
+
+    def decompress_into_alternate_memory(self, tensor_index: int) -> bool:
+        return self._ctx.decompress_into_alternate_memory(tensor_index)
