@@ -361,7 +361,8 @@ def test_a_colliding_offline_plan_is_not_called_sharing_on_purpose(tmp_path, cap
     assert "breaks those rules: 1 collision ('x' and 'h')" in bound_line
     assert "collision" in peak_line
     # h over y is the in-place rule, and the pair list says so
-    assert "buffers 1 and 2 ('h', 'y') share bytes: shared on purpose (in place)" in lines
+    assert ("buffers 1 and 2 ('h', 'y') share bytes: shared on purpose (in place; relies on "
+            "reference: in-place:RELU)") in lines
     assert main(["plan", str(path), "--json"]) == 0
     bound = json.loads(capsys.readouterr().out)["bound"]
     assert bound["optimal"] is False

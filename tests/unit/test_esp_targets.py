@@ -160,10 +160,12 @@ def test_report_has_a_column_per_release_and_says_why(tmp_path: Path,
 
 def test_optimize_for_an_esp_nn_build_uses_the_portable_rules() -> None:
     """ESP-NN's loop orders are not proven for any overlap: optimizing for esp32s3 plans with
-    views only (safe for every kernel set), and the report's optimizer view works."""
-    from tinyarena.optimize.safety import PORTABLE, target_key
+    views only (the portable rules, under the name esp-nn so that the output says why)."""
+    from tinyarena.optimize.safety import ESP_NN, PORTABLE, RULE_SETS, target_key
 
-    assert target_key(get_target("esp32s3")) == PORTABLE
+    assert target_key(get_target("esp32s3")) == ESP_NN
+    rules, portable = RULE_SETS[ESP_NN], RULE_SETS[PORTABLE]
+    assert (rules.inplace_ops, rules.partial_ops) == (portable.inplace_ops, portable.partial_ops)
     assert target_key(get_target("esp32s3", "reference")) == "reference"
 
 

@@ -208,10 +208,12 @@ def op_geometry(model: Model, op: Operator) -> WindowGeometry | None:
                           pad.height, pad.width, ei, eo, groups, mult)
 
 
-def op_margin(model: Model, op: Operator) -> int | None:
+def op_margin(model: Model, op: Operator, scheme: str | None = None) -> int | None:
     """dF in bytes for ``op`` of subgraph 0 reading input 0 and writing output 0, or None when
     rule (c) has no derivation for it. An op with no later reader gets the input's byte size
-    (every overlapping start is safe)."""
+    (every overlapping start is safe). ``scheme`` None is the reference kernels' element order;
+    a CMSIS-NN block scheme (``kernels/cmsis_nn/_overlap``) uses ``block_margin`` or, for PAD,
+    ``pad_chunk_margin``."""
     sg = model.subgraphs[0]
     if op.name not in MARGIN_OPS or not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None
@@ -228,15 +230,130 @@ def op_margin(model: Model, op: Operator) -> int | None:
         before = np.asarray(pads).reshape(-1, 2)[:, 0]
         if (before < 0).any() or len(y.shape) != len(x.shape):
             return None
-        margin = pad_margin(x.shape, [int(b) for b in before], y.shape,
-                            TFLM_TYPE_SIZES[x.type])
+        if scheme == "pad-chunk":
+            after = np.asarray(pads).reshape(-1, 2)[:, 1]
+            if (after < 0).any():
+                return None
+            margin = pad_chunk_margin(x.shape, [int(b) for b in before],
+                                      [int(a) for a in after], TFLM_TYPE_SIZES[x.type])
+            if margin == _REFUSED:
+                return None
+        elif scheme is not None:
+            return None
+        else:
+            margin = pad_margin(x.shape, [int(b) for b in before], y.shape,
+                                TFLM_TYPE_SIZES[x.type])
     else:
         geom = op_geometry(model, op)
         if geom is None:
             return None
-        margin = window_margin(geom)
+        if scheme is None:
+            margin = window_margin(geom)
+        elif scheme in BLOCK_SCHEMES:
+            margin = block_margin(geom, scheme)
+        else:
+            return None
     return x.tflm_nbytes if margin is None else margin
 
 
-__all__ = ["MARGIN_OPS", "WINDOW_KINDS", "WindowGeometry", "op_geometry", "op_margin",
-           "pad_margin", "window_margin"]
+
+BLOCK_SCHEMES = ("mve4", "row-mve4", "row", "pixel")
+"""Block schemes of window ops (``kernels/cmsis_nn/_overlap``); "pad-chunk" is PAD's."""
+_REFUSED = -(1 << 62)
+
+
+def _blocks(scheme: str, n_rows: int, row: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first pixel, last pixel) of each block, in execution order, over ``n_rows`` output
+    rows of ``row`` pixels (all batches flattened)."""
+    total = n_rows * row
+    if scheme == "pixel":
+        p = np.arange(total, dtype=np.int64)
+        return p, p
+    if scheme == "row":
+        r = np.arange(n_rows, dtype=np.int64) * row
+        return r, r + row - 1
+    if scheme == "mve4":
+        full = total - total % 4
+        starts = np.concatenate([np.arange(0, full, 4, dtype=np.int64),
+                                 np.arange(full, total, dtype=np.int64)])
+        ends = np.concatenate([np.arange(3, full, 4, dtype=np.int64),
+                               np.arange(full, total, dtype=np.int64)])
+        return starts, ends
+    if scheme == "row-mve4":
+        full = row - row % 4
+        in_row_s = np.concatenate([np.arange(0, full, 4), np.arange(full, row)]).astype(np.int64)
+        in_row_e = np.concatenate([np.arange(3, full, 4), np.arange(full, row)]).astype(np.int64)
+        base = (np.arange(n_rows, dtype=np.int64) * row)[:, None]
+        return (base + in_row_s[None, :]).reshape(-1), (base + in_row_e[None, :]).reshape(-1)
+    raise ValueError(f"unknown block scheme {scheme!r}")
+
+
+def block_margin(g: WindowGeometry, scheme: str) -> int | None:
+    """dF for a kernel that, inside each block of output pixels (``scheme``), writes outputs
+    while it still reads that block's input, and finishes one block before the next.
+
+    A write during block k lands somewhere in block k's output bytes, and may come before any
+    read of block k or a later block; so the plan is safe when every block's last output
+    byte lies at or below the lowest input byte read by it or any later block:
+
+        dF = min over blocks k of ( S(first(k)) - (last(k) + 1) * Co * eo )
+
+    with ``S(p)`` the lowest input byte read by pixel p or a later pixel (``window_margin``'s
+    ``base``, suffix minimum). Every ``d <= dF`` is safe. Coarser blocks only lower dF, so a
+    scheme may safely lump blocks together, never split them. None: nothing is read.
+    """
+    if scheme not in BLOCK_SCHEMES:
+        raise ValueError(f"unknown block scheme {scheme!r}")
+    ys = _first_taps(g.out_h, g.stride_h, g.pad_top, g.dilation_h, g.filter_h, g.in_h)
+    xs = _first_taps(g.out_w, g.stride_w, g.pad_left, g.dilation_w, g.filter_w, g.in_w)
+    pixel = (np.arange(g.batches, dtype=np.int64)[:, None, None] * (g.in_h * g.in_w)
+             + ys[None, :, None] * g.in_w + xs[None, None, :])
+    reads = (ys[None, :, None] >= 0) & (xs[None, None, :] >= 0) & (g.batches > 0)
+    big = np.iinfo(np.int64).max
+    base = np.where(reads, pixel * (g.in_c * g.in_elem), big).reshape(-1)
+    if base.size == 0 or g.out_c == 0:
+        return None
+    suffix = np.minimum.accumulate(base[::-1])[::-1]
+    starts, ends = _blocks(scheme, g.batches * g.out_h, g.out_w)
+    lowest = suffix[starts]
+    live = lowest != big
+    if not live.any():
+        return None
+    return int((lowest[live] - (ends[live] + 1) * (g.out_c * g.out_elem)).min())
+
+
+def pad_chunk_margin(in_shape: Sequence[int], before: Sequence[int], after: Sequence[int],
+                     elem: int) -> int | None:
+    """dF for CMSIS-NN's ``arm_pad_s8``: the input (rank <= 4, as NHWC with leading 1s) is
+    copied by ``arm_memcpy_s8`` runs in output order, one run per input row when only N, H and
+    W are padded, else one per pixel; a memcpy's destination must end at or below its source,
+    so ``d <= min over runs (src - dst_offset - length)``. None: nothing is copied;
+    ``_REFUSED`` for a rank the kernel does not take whole."""
+    rank = len(in_shape)
+    if rank > 4 or len(before) != rank or len(after) != rank:
+        return _REFUSED
+    pad = 4 - rank
+    shape = [1] * pad + [int(v) for v in in_shape]
+    pre = [0] * pad + [int(v) for v in before]
+    post = [0] * pad + [int(v) for v in after]
+    n, h, w, c = shape
+    if n * h * w * c == 0:
+        return None
+    oh, ow, oc = h + pre[1] + post[1], w + pre[2] + post[2], c + pre[3] + post[3]
+    b = np.arange(n, dtype=np.int64)[:, None]
+    y = np.arange(h, dtype=np.int64)[None, :]
+    out_row = ((b + pre[0]) * oh + (y + pre[1])) * ow  # output pixel index of the row's start
+    if oc == c:
+        length = w * c
+        src = (b * h + y) * w * c
+        dst = (out_row + pre[2]) * oc
+    else:
+        length = c
+        x = np.arange(w, dtype=np.int64)[None, None, :]
+        src = ((b * h + y)[:, :, None] * w + x) * c
+        dst = (out_row[:, :, None] + pre[2] + x) * oc + pre[3]
+    return int((src - dst - length).min()) * elem
+
+
+__all__ = ["BLOCK_SCHEMES", "MARGIN_OPS", "WINDOW_KINDS", "WindowGeometry", "block_margin",
+           "op_geometry", "op_margin", "pad_chunk_margin", "pad_margin", "window_margin"]

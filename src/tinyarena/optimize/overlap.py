@@ -23,8 +23,10 @@ only as safe as the kernels that run it:
     and element sizes: ``optimize.margins``; usually negative, i.e. below) while the input
     still holds what later elements read. Only when the input (its whole alias group) dies at
     that op and holds no graph input or output, and only for kernel sets whose loop order
-    the margin was derived for (``safety.RULE_SETS``: TFLM's reference kernels; refused for
-    CMSIS-NN, whose im2col, 1x1 and pooling loops write in another order).
+    the margin was derived for (``safety.RULE_SETS``: TFLM's reference kernels, and CMSIS-NN's
+    code paths whose order is the reference one coarsened; CMSIS-NN paths that write inside a
+    block while still reading it get the smaller block margin of their scheme,
+    ``margins.block_margin``, and paths whose loop order forbids it none).
 
 Rules (a) and (b) put the two tensors at the same offset, so they are expressed as alias
 groups: a group is planned as one buffer of the group's size over the union of its members'
@@ -37,6 +39,7 @@ overwritten by rules (b) and (c).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 from tinyarena.errors import PlanError
 from tinyarena.model.types import Model
@@ -48,6 +51,7 @@ from tinyarena.optimize.safety import (
     VIEW_OPS,
     allows,
     kernel_set_key,
+    matched_key,
     op_keys,
     rule_set,
 )
@@ -66,6 +70,10 @@ class PartialOverlap:
     output: int
     margin: int
     max_delta: int
+    rule: str = ""
+    """The rule key that allowed it (``safety.op_keys``, e.g. ``CONV_2D:INT8:1x1``)."""
+    scheme: str | None = None
+    """The CMSIS-NN block scheme the margin was derived for (None: reference order)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +155,7 @@ def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups,
     last_use = _group_last_use(graph, uf, n_t)
     protected = graph.graph_inputs | graph.graph_outputs
     for op in sg.operators:
-        if op.name not in ops or len(graph.op_outputs[op.index]) != 1:
+        if len(graph.op_outputs[op.index]) != 1 or not allows(ops, op_keys(model, op)):
             continue
         y = graph.op_outputs[op.index][0]
         ty = sg.tensors[y]
@@ -171,10 +179,13 @@ def inplace_groups(model: Model, graph: OpGraph, views: AliasGroups,
 
 
 def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups,
-                     ops: frozenset[str] = PARTIAL_OPS) -> tuple[PartialOverlap, ...]:
+                     ops: frozenset[str] = PARTIAL_OPS,
+                     schemes: Mapping[str, str] | None = None) -> tuple[PartialOverlap, ...]:
     """Rule (c) for the current operator order, on top of ``groups`` (rules (a) and (b)), for
     the ops ``ops`` allows (``safety.allows``: those the kernel set is proven for, by input
-    type where the kernel set's code differs by type).
+    type where the kernel set's code differs by type). ``schemes`` (``RuleSet.schemes``) names,
+    for the keys whose code writes inside blocks while still reading them, the block scheme
+    whose margin applies (``margins.block_margin``); other keys get the reference margin.
 
     The input's group must die at the op and hold no graph input or output; the output must
     not be a graph input; each group is the input side of at most one link and the output
@@ -194,7 +205,8 @@ def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups,
         if op.name not in PARTIAL_OPS or not op.inputs or len(graph.op_outputs[op.index]) != 1:
             continue
         x, y = op.inputs[0], graph.op_outputs[op.index][0]
-        if x < 0 or not allows(ops, op_keys(model, op)):
+        keys = op_keys(model, op)
+        if x < 0 or not allows(ops, keys):
             continue
         if x < 0 or graph.sizes[x] == 0 or graph.sizes[y] == 0 or y in graph.graph_inputs:
             continue
@@ -205,13 +217,15 @@ def partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups,
             continue
         if gx in used_in or gy in used_out:
             continue
-        margin = op_margin(model, op)
+        rule = matched_key(ops, keys)
+        scheme = (schemes or {}).get(rule)
+        margin = op_margin(model, op, scheme)
         if margin is None:
             continue
         used_in.add(gx)
         used_out.add(gy)
         aligned = (margin // PLAN_ALIGNMENT) * PLAN_ALIGNMENT
-        links.append(PartialOverlap(op.index, op.name, x, y, margin, aligned))
+        links.append(PartialOverlap(op.index, op.name, x, y, margin, aligned, rule, scheme))
     return tuple(links)
 
 
@@ -240,6 +254,14 @@ def alias_groups(model: Model, graph: OpGraph, mode: str, kernel_set: str) -> Al
     return inplace_groups(model, graph, views, rule_set(kernel_set).inplace_ops)
 
 
+def kernel_partial_overlaps(model: Model, graph: OpGraph, groups: AliasGroups,
+                            kernel_set: str) -> tuple[PartialOverlap, ...]:
+    """Rule (c) as the kernel set ``kernel_set`` (a ``safety.RULE_SETS`` key) allows it."""
+    rs = rule_set(kernel_set)
+    return partial_overlaps(model, graph, groups, rs.partial_ops, rs.schemes)
+
+
 __all__ = ["AliasGroups", "INPLACE_OPS", "OVERLAP_MODES", "PARTIAL_OPS",
            "PartialOverlap", "VIEW_OPS", "alias_groups", "check_mode", "inplace_groups",
+           "kernel_partial_overlaps",
            "no_aliases", "partial_overlaps", "view_groups"]

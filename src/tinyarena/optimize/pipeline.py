@@ -53,16 +53,21 @@ from tinyarena.optimize.overlap import (
     PartialOverlap,
     alias_groups,
     check_mode,
+    inplace_groups,
+    kernel_partial_overlaps,
     no_aliases,
-    partial_overlaps,
+    view_groups,
 )
 from tinyarena.optimize.placement import Link, SearchResult, linked_lower_bound, search_plan
 from tinyarena.optimize.reorder import OrderResult, best_order
 from tinyarena.optimize.safety import (
+    ESP_NN,
     PARTIAL_OPS,
     PORTABLE,
     allows,
+    forbidden_why,
     kernel_set_key,
+    matched_key,
     op_keys,
     rule_set,
     safe_for,
@@ -127,6 +132,10 @@ class OptimizeResult:
     partial: tuple[PartialOverlap, ...] = ()
     target: str | None = None
     safe_for: tuple[str, ...] = (PORTABLE,)
+    savings_by_rule: tuple[tuple[str, int], ...] = ()
+    """Per overlap rule the plan uses (``rule_label``): the bytes of head the placement search
+    needs more when that rule alone is withdrawn (same order, same search): its marginal
+    saving, so the figures need not add up to the total."""
     patches: PatchInfo | None = None  # optimize --patches: the rewrite, None when unpatched
 
     @property
@@ -168,8 +177,11 @@ class OptimizeResult:
                         for op, name, rule, kept, merged in self.aliases],
             "partial_overlaps": [{"op": p.op, "op_name": p.op_name, "input": p.input,
                                   "output": p.output, "margin_bytes": p.margin,
-                                  "max_shift_bytes": p.max_delta, "shift_bytes": shift}
+                                  "max_shift_bytes": p.max_delta, "shift_bytes": shift,
+                                  "rule": partial_label(p),
+                                  "kernel_path": kernel_path(self.kernel_set, p.rule, p.scheme)}
                                  for p, shift in zip(self.partial, self.shifts)],
+            "savings_by_rule": dict(self.savings_by_rule),
             "search_method": self.search_method,
             "search_head": self.search_head,
             "greedy_head": self.greedy_head,
@@ -284,6 +296,72 @@ def resolve_kernel_set(target: str | TargetProfile | None, kernel_set: str | Non
     return profile, target_key(profile)
 
 
+def partial_label(p: PartialOverlap) -> str:
+    """The savings_by_rule name of a rule-(c) overlap: ``partial:<kernel path key>``."""
+    return f"partial:{p.rule or p.op_name}"
+
+
+def alias_label(model: Model, op_index: int, rule: str, key: str) -> str:
+    """The savings_by_rule name of a view or in-place merge: ``view:RESHAPE``,
+    ``in-place:ADD:INT8`` (the most specific key the kernel set lists)."""
+    op = model.subgraphs[0].operators[op_index]
+    if rule == "view":
+        return f"view:{op.name}"
+    return f"in-place:{matched_key(rule_set(key).inplace_ops, op_keys(model, op)) or op.name}"
+
+
+def kernel_path(key: str, rule: str, scheme: str | None) -> str:
+    """What a rule-(c) overlap rests on, in words: the kernel set, the code path and how its
+    margin was derived (``report`` and ``optimize --json`` show it)."""
+    how = (f"block rule ({scheme}): outputs written inside a block while it is read"
+           if scheme else "margin of the reference order (blocks written after their reads)")
+    source = rule_set(key).sources.get(rule)
+    return f"{key} {rule}: {how}" + (f"; {source}" if source else "")
+
+
+def _withdrawn(model: Model, graph: Any, key: str, groups: AliasGroups,
+               partial: Sequence[PartialOverlap], label: str
+               ) -> tuple[AliasGroups, tuple[PartialOverlap, ...]]:
+    """The alias groups and links of the plan with the one rule ``label`` withdrawn."""
+    if label.startswith("partial:"):
+        return groups, tuple(p for p in partial if partial_label(p) != label)
+    views = view_groups(model, graph)
+    if label.startswith("view:"):
+        name = label.split(":", 1)[1]
+        kept = [r for r in views.reasons if r[1] != name]
+        uf = list(range(len(views.root)))
+        for _, _, _, x, y in kept:  # re-merge the other views
+            rx, ry = uf[x], uf[y]
+            uf = [rx if r == ry else r for r in uf]
+        base = AliasGroups(tuple(uf), tuple(kept))
+        ops = rule_set(key).inplace_ops
+    else:
+        base = views
+        name = label.split(":")[1]  # in-place:<OP>[:TYPE]: withdraw the op's in-place keys
+        ops = frozenset(k for k in rule_set(key).inplace_ops if k.split(":")[0] != name)
+    return inplace_groups(model, graph, base, ops), tuple(partial)
+
+
+def _savings_by_rule(model: Model, layout: ArenaLayout, key: str, groups: AliasGroups,
+                     partial: Sequence[PartialOverlap], used: Sequence[PartialOverlap],
+                     head: int, seed: int, budget_s: float) -> tuple[tuple[str, int], ...]:
+    """Marginal head saving of each rule the plan uses (``OptimizeResult.savings_by_rule``)."""
+    labels = sorted({alias_label(model, op, rule, key) for op, _, rule, _, _ in groups.reasons}
+                    | {partial_label(p) for p in used})
+    if not labels:
+        return ()
+    graph = op_graph(model, layout)
+    out = []
+    per = budget_s / len(labels)
+    for label in labels:
+        g, links_without = _withdrawn(model, graph, key, groups, partial, label)
+        problem = _problem(layout, g)
+        res = search_plan(problem.buffers, seed=seed, links=_links(problem, links_without),
+                          time_budget_s=per)
+        out.append((label, max(res.head - head, 0)))
+    return tuple(out)
+
+
 def _refused_partial(model: Model, key: str) -> list[str]:
     """Notes naming the window/PAD ops rule (c) would have applied to but the kernel set's loop
     order is not proven for."""
@@ -292,13 +370,27 @@ def _refused_partial(model: Model, key: str) -> list[str]:
     names = sorted({op.name for op in sg.operators
                     if op.name in PARTIAL_OPS and not allows(allowed, op_keys(model, op))}
                    ) if sg is not None else []
+    rs = rule_set(key)
+    forbidden: dict[str, str] = {}
+    if sg is not None:
+        for op in sg.operators:
+            if op.name in PARTIAL_OPS:
+                why_not = forbidden_why(rs, op_keys(model, op))
+                if why_not is not None:
+                    forbidden.setdefault(matched_key(frozenset(rs.forbidden),
+                                                     op_keys(model, op)), why_not)
+    notes = [f"no overlap for {k} on kernel set {key}: {w}" for k, w in sorted(forbidden.items())]
+    if key == ESP_NN:
+        notes.append("no overlap for esp-nn: no rule is proven for ESP-NN's kernels (their "
+                     "per-chip code, the S3/P4 assembly included, is not read yet); the plan "
+                     "uses views, lifetimes and reordering only")
     if not names:
-        return []
-    why = ("no kernels were named, or their loop order is not proven (ESP-NN), so the plan "
-           "must be safe for every kernel set (name them with --target or --kernel-set; TFLM's "
-           "reference kernels allow it)" if key == PORTABLE
+        return notes
+    why = ("no kernels were named, so the plan must be safe for every kernel set (name them "
+           "with --target or --kernel-set; TFLM's reference kernels allow it)" if key == PORTABLE
            else f"the loop order of kernel set {key} is not proven to tolerate it there")
-    return [f"partial overlap of {', '.join(names)} outputs with their inputs not used: {why}"]
+    return notes + [f"partial overlap of {', '.join(names)} outputs with their inputs not used: "
+                    f"{why}"]
 
 
 def _stale_plan(model: Model, key: str) -> str | None:
@@ -369,8 +461,7 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
             layout = allocate_model(work, target=target)
     groups = (alias_groups(work, op_graph(work, layout), mode, kernel_set) if editable
               else no_aliases(len(work.subgraphs[0].tensors) if work.subgraphs else 0))
-    partial = (partial_overlaps(work, op_graph(work, layout), groups,
-                                rule_set(kernel_set).partial_ops)
+    partial = (kernel_partial_overlaps(work, op_graph(work, layout), groups, kernel_set)
                if editable and mode == "safe" else ())
     if editable and mode == "safe":
         notes.extend(_refused_partial(work, kernel_set))
@@ -409,9 +500,12 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
         return unchanged("no smaller plan than TFLM's own was found: the model is returned "
                          "unchanged")
     ops = work.subgraphs[0].operators
+    offs = after_layout.tensor_offsets
+    used_partial = _used(partial, after_layout)
     used = safe_for([(rule, op_keys(work, ops[i])) for i, _, rule, _, _ in groups.reasons]
-                    + [("partial", op_keys(work, ops[p.op]))
-                       for p in _used(partial, after_layout)])
+                    + [("partial", op_keys(work, ops[p.op])) for p in used_partial],
+                    [(work, ops[p.op], offs[(0, p.output)] - offs[(0, p.input)])
+                     for p in used_partial])
     safety = PlanSafety(used, kernel_set, target_name,
                         tuple(sorted({r for _, _, r, _, _ in groups.reasons}
                                      | ({"partial"} if partial else set()))))
@@ -425,6 +519,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
             notes.append(f"{_costly_text(costly)}; it is kept because the model's own plan "
                          f"was not proven for {kernel_set}")
     confirm = allocate_model(read_model(out), target=target)
+    savings = _savings_by_rule(work, layout, kernel_set, groups, partial, used_partial,
+                               search.head, seed, 0.3 * time_budget_s)
     if (confirm.head, confirm.tail) != (after_layout.head, after_layout.tail):
         raise PlanError(f"internal error: the rewritten model predicts head {confirm.head}, "
                         f"tail {confirm.tail}, the plan had {after_layout.head}, "
@@ -436,7 +532,7 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
                           groups.reasons, search.method, search.head, search.greedy_head,
                           time.perf_counter() - start, tuple(notes), confirm,
                           partial=_used(partial, confirm), target=target_name,
-                          safe_for=used)
+                          safe_for=used, savings_by_rule=savings)
 
 
 def meant_for(safe: Sequence[str]) -> tuple[TargetProfile, ...]:
@@ -590,6 +686,7 @@ def optimal_layout(source: bytes | bytearray | memoryview | str | Path | Model, 
 
 
 __all__ = ["ArenaNumbers", "DEFAULT_KERNEL_SET", "DEFAULT_OVERLAP", "OptimizeResult",
-           "optimal_layout", "optimize_model", "resolve_kernel_set", "verify_layout",
+           "alias_label", "kernel_path", "optimal_layout", "optimize_model", "partial_label",
+           "resolve_kernel_set", "verify_layout",
            "with_offline_plan",
            "without_offline_plan"]

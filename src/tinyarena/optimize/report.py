@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tinyarena.optimize.pipeline import OptimizeResult
+from tinyarena.optimize.pipeline import OptimizeResult, kernel_path
 
 
 def _pct(saved: int, before: int) -> str:
@@ -41,7 +41,11 @@ def render_optimize(result: OptimizeResult, source: str = "", output: str = "") 
         lines.append(f"  op {op} {name}: tensor {merged} on tensor {kept} ({rule})")
     for p, shift in zip(result.partial, result.shifts):
         lines.append(f"  op {p.op} {p.op_name}: output tensor {p.output} starts {shift:,} bytes "
-                     f"from input tensor {p.input} (partial overlap, margin {p.margin:,})")
+                     f"from input tensor {p.input} (partial overlap, margin {p.margin:,}; "
+                     f"{kernel_path(result.kernel_set, p.rule, p.scheme)})")
+    if result.savings_by_rule:
+        lines.append("savings by rule (head bytes the search needs more without it):")
+        lines.extend(f"  {label}: {saved:,}" for label, saved in result.savings_by_rule)
     if result.patches is not None:
         info = result.patches
         lines.append(f"patches: operators 0..{info.split_after} as a {info.grid[0]}x"

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 RULE_TEXT = {
     "none": "no two live buffers share a byte",
     "views": "live buffers share bytes only as views (RESHAPE/SQUEEZE/EXPAND_DIMS on their input)",
-    "safe": "live buffers share bytes only under the optimizer's safe rules (views, element-wise "
-            "ops in place, conv/depthwise/pooling/PAD outputs partly over their dying input; "
-            "TFLM reference kernels)",
+    "safe": "live buffers share bytes only under the optimizer's safe rules for the plan's "
+            "kernel set (views, element-wise ops in place, conv/depthwise/pooling/PAD outputs "
+            "partly over their dying input, each where that kernel set's loop order allows it)",
     "vela": "live buffers share bytes only as Vela placed them (the Ethos-U scratch holds the "
             "NPU's inputs and outputs; scratch and fast scratch start together)",
 }
@@ -38,6 +38,9 @@ class SharedBytes:
     a: int
     b: int
     reason: str  # "view", "in place", "partial overlap", "vela" or "collision"
+    rule: str = ""
+    """For an intended pair: the rule and kernel path it relies on (``safety`` key, e.g.
+    ``cmsis-nn:mve CONV_2D:INT8:1x1: block rule (mve4) ...``)."""
 
     @property
     def intended(self) -> bool:
@@ -96,9 +99,11 @@ def plan_rules(model: Model, layout: ArenaLayout, kernel_set: str = "reference")
     from tinyarena.arena import allocate_model
     from tinyarena.model.metadata import without_offline_plan
     from tinyarena.optimize.graph import op_graph, supports_graph_edits
-    from tinyarena.optimize.overlap import alias_groups, partial_overlaps
-    from tinyarena.optimize.pipeline import _links, _problem
+    from tinyarena.arena.targets import get_target
+    from tinyarena.optimize.overlap import alias_groups, kernel_partial_overlaps
+    from tinyarena.optimize.pipeline import _links, _problem, alias_label, kernel_path
     from tinyarena.optimize.placement import linked_lower_bound
+    from tinyarena.optimize.safety import PORTABLE, RULE_SETS, target_key
 
     work = without_offline_plan(model)
     if not supports_graph_edits(work):
@@ -106,32 +111,44 @@ def plan_rules(model: Model, layout: ArenaLayout, kernel_set: str = "reference")
                          tuple(SharedBytes(a, b, "collision") for a, b in pairs))
     base = allocate_model(work, target=layout.target)
     graph = op_graph(work, base)
-    mode = "views" if kernel_set not in ("reference",) else "safe"
-    groups = alias_groups(work, graph, mode, kernel_set)
-    partial = partial_overlaps(work, graph, groups) if mode == "safe" else ()
+    key = kernel_set
+    if kernel_set == "cmsis-nn":  # the target's ISA class picks CMSIS-NN's code paths
+        key = target_key(get_target(layout.target, "cmsis-nn"))
+    mode = "safe" if key in RULE_SETS and key != PORTABLE else "views"
+    if key not in RULE_SETS:
+        key = PORTABLE
+    groups = alias_groups(work, graph, mode, key)
+    partial = kernel_partial_overlaps(work, graph, groups, key) if mode == "safe" else ()
     group_rules: dict[int, set[str]] = {}
-    for _, _, rule, kept, _merged in groups.reasons:
+    group_labels: dict[int, set[str]] = {}
+    for op, _, rule, kept, _merged in groups.reasons:
         group_rules.setdefault(groups.root[kept], set()).add(rule)
+        group_labels.setdefault(groups.root[kept], set()).add(alias_label(work, op, rule, key))
     limits = {(groups.root[p.input], groups.root[p.output]): p.max_delta for p in partial}
+    paths = {(groups.root[p.input], groups.root[p.output]):
+             f"op {p.op} {p.op_name}: " + kernel_path(key, p.rule, p.scheme) for p in partial}
     bufs = layout.buffers
     shared = []
     for i, j in pairs:
         x, y = bufs[i], bufs[j]
-        reason = "collision"
+        reason, rule = "collision", ""
         if x.kind == y.kind == "tensor" and x.subgraph == y.subgraph == 0:
             if groups.same(x.index, y.index):
                 rules_here = group_rules.get(groups.root[x.index], set())
                 reason = "view" if rules_here <= {"view"} else "in place"
+                rule = f"{key}: " + ", ".join(sorted(group_labels.get(groups.root[x.index],
+                                                                        set())))
             else:
                 for u, v in ((x, y), (y, x)):
-                    limit = limits.get((groups.root[u.index], groups.root[v.index]))
+                    pair = (groups.root[u.index], groups.root[v.index])
+                    limit = limits.get(pair)
                     if limit is not None and v.offset - u.offset <= limit:
-                        reason = "partial overlap"
-        shared.append(SharedBytes(i, j, reason))
+                        reason, rule = "partial overlap", paths[pair]
+        shared.append(SharedBytes(i, j, reason, rule))
     used = {s.reason for s in shared if s.intended}
     rules = "views" if used <= {"view"} else "safe"
     if rules == "views" and mode == "safe":
-        groups = alias_groups(work, graph, "views", kernel_set)
+        groups = alias_groups(work, graph, "views", key)
         partial = ()
     problem = _problem(base, groups)
     bound = linked_lower_bound(problem.buffers, _links(problem, partial))

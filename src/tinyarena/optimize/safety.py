@@ -10,50 +10,27 @@ RESHAPE, SQUEEZE and EXPAND_DIMS are never replaced. Anything not listed is refu
 Proofs for CMSIS-NN (``ARM-software/CMSIS-NN`` at 4ab83cc3, the commit TFLM 90b983c2 pins, with
 TFLM's ``kernels/cmsis_nn/*.cc`` replacing ADD, MUL, CONV_2D, DEPTHWISE_CONV_2D,
 FULLY_CONNECTED, AVERAGE/MAX_POOL_2D, SOFTMAX, SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM,
-TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL):
-
-* rule (b), ADD and MUL (``arm_elementwise_add_s8``/``_s16``, ``arm_elementwise_mul_s8``/
-  ``_s16``; broadcasts and float stay in TFLM's reference code): the plain-C loop reads element
-  i of both inputs and then writes element i; the DSP loop reads 4 int8 (or 2 int16) of each
-  input, then writes those 4 (2) outputs; the MVE loop loads 4 lanes, then stores the same 4.
-  Every write lands on elements already read and never ahead of the next read, so the output
-  at its input's offset is exact on every ISA. The other rule-(b) ops (SUB, RELU, RELU6,
-  LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, QUANTIZE) are not replaced by CMSIS-NN: the reference
-  proof holds.
-* rule (c) for CMSIS-NN's own kernels holds where their loop order is the reference one
-  coarsened: a block of consecutive output elements (in address order) written only after all
-  of the block's input reads. Then the reference margin is safe, because its condition at the
-  block's last element is the block's own condition (``margins``). Proven from the source:
-
-  - ``arm_convolve_s8`` (int8, one group, not 1x1; on plain/DSP also the 1xN case, which falls
-    back to it): im2col of 2 output pixels (plain C, DSP) or 4 (MVE) into the scratch buffer,
-    then every channel of those pixels: blocks of 2 or 4 whole pixels (key ``:im2col``,
-    ``:1xN``);
-  - depthwise int8, batch 1 (``arm_depthwise_conv_wrapper_s8``'s choice): ``:3x3``
-    (multiplier 1, no dilation, 3x3, padding <= 1; plain C, DSP: ``arm_depthwise_conv_3x3_s8``,
-    per pixel 4 channels' windows then those 4 outputs); ``:opt`` (other multiplier-1 undilated
-    cases; DSP: ``arm_depthwise_conv_s8_opt``, the whole window of a pixel into the scratch
-    buffer, then its channels; plain C: the generic kernel); ``:generic`` (the rest:
-    ``arm_depthwise_conv_s8``, the reference order element by element or 4 multiplier channels
-    at a time, every ISA); ``:1ch`` (one input channel, several outputs: generic on plain C and
-    DSP; MVE turns it into a convolution, refused). MVE's ``:3x3``/``:opt`` go to its
-    channel-block-major ``arm_depthwise_conv_s8_opt``: refused;
-  - ``arm_avgpool_s8``: per pixel (DSP: the whole window into the scratch sum, then the
-    pixel), per element (plain C), per pixel and 16-channel chunk (MVE).
-
-  It is refused for the rest. Their loop orders are not the reference one:
-  the DSP/plain ``arm_convolve_s8`` writes two output pixels (every channel) after building two
-  im2col columns; ``arm_convolve_1x1_s8_fast`` / ``arm_nn_mat_mult_nt_t_s8`` walk output
-  channels outermost and re-read every input pixel for each channel pair, so any overlap of
-  output and input is overwritten before its last read; ``arm_max_pool_s8`` copies an input row
-  into the output and then compares in place; the depthwise 3x3 and MVE kernels batch their
-  reads differently again. No margin is derived for them here, so none is used. This is what
-  made the old default wrong on the Cortex-M4 CMSIS-NN build (issue 9: person_detect's scores
-  64/-64 became 47/-47). Where TFLM's cmsis_nn glue hands a type to the reference kernel (its
-  ``conv.cc``/``depthwise_conv.cc``/``pooling.cc`` Eval for float32 input: ``reference_ops::
-  Conv``/``DepthwiseConv``, ``AveragePoolingEvalFloat``/``MaxPoolingEvalFloat``; ``pad.cc`` for
-  float32, int16 and int32: ``reference_ops::Pad``/``PadImageStyle``), the reference proof
-  holds and rule (c) is allowed: entries ``"OP:TYPE"`` of ``partial_ops``.
+TRANSPOSE_CONV, PAD, TRANSPOSE, MAXIMUM/MINIMUM and BATCH_MATMUL) are data beside each kernel:
+``OVERLAP_RULES`` of ``kernels/cmsis_nn/{conv,depthwise_conv,pooling,softmax,fully_connected}``
+and ``kernels/cmsis_nn/_overlap`` (ADD, MUL, PAD), one ``OverlapRule`` per code path and ISA
+class, each citing the source lines it rests on. ``_cmsis`` turns them into the
+``cmsis-nn:<isa>`` rule sets: ``in-place`` rules join rule (b); ``margin`` rules (blocks of
+whole output pixels written after all their reads: the reference margin holds, because its
+condition at a block's last element is the block's own) and ``block`` rules (writes inside a
+block while the block is still read: ``margins.block_margin`` / ``pad_chunk_margin``, the
+scheme kept in ``RuleSet.schemes``) join rule (c); ``none`` rules name the loop order that
+forbids overlap, said in ``optimize``'s notes (the int8 1x1 convolution on plain C and DSP
+walks output-channel pairs outermost; MVE depthwise with more than 124 channels walks channel
+blocks outermost; fully connected re-reads its input row for every output). Paths with no
+rule (int16 convolution and depthwise, MVE 1xN, grouped convolutions, int16 pooling) are not
+proven and refused. The op's path keys (``op_keys``) follow the wrappers' own dispatch tests
+(``_cmsis_paths``). Where TFLM's cmsis_nn glue hands a type to the reference kernel (its
+``conv.cc``/``depthwise_conv.cc``/``pooling.cc`` Eval for float32 input: ``reference_ops::
+Conv``/``DepthwiseConv``, ``AveragePoolingEvalFloat``/``MaxPoolingEvalFloat``; ``pad.cc`` for
+float32, int16 and int32: ``reference_ops::Pad``/``PadImageStyle``), the reference proof holds
+and rule (c) is allowed: entries ``"OP:TYPE"`` of ``partial_ops``. A plan's kernel sets
+(``safe_for``) are checked with each overlap's actual shift against each kernel set's own
+margin, since a block rule's margin is smaller than the reference one.
 
 With no kernel set named, ``optimize`` plans with ``PORTABLE``: views only, safe for every
 kernel set, including ones tinyarena does not know.
@@ -61,21 +38,28 @@ kernel set, including ones tinyarena does not know.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from tinyarena.errors import PlanError
 from tinyarena.model.metadata import PlanSafety, plan_safety
 from tinyarena.model.types import Model, Operator
-from tinyarena.optimize.margins import MARGIN_OPS, WindowGeometry, op_geometry
+from tinyarena.kernels.cmsis_nn.overlap_rules import OverlapRule, cmsis_overlap_rules
+from tinyarena.optimize.graph import PLAN_ALIGNMENT
+from tinyarena.optimize.margins import MARGIN_OPS, WindowGeometry, op_geometry, op_margin
 
 PORTABLE = "any"
+ESP_NN = "esp-nn"
 VIEW_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 INPLACE_OPS = frozenset({"ADD", "SUB", "MUL", "RELU", "RELU6", "LOGISTIC", "TANH", "LEAKY_RELU",
                          "HARD_SWISH", "QUANTIZE"})
 PARTIAL_OPS = MARGIN_OPS
 CMSIS_NN_ISAS = ("plain", "dsp", "mve")
+
+
+def _empty() -> Mapping[str, str]:
+    return MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -87,6 +71,14 @@ class RuleSet:
     inplace_ops: frozenset[str]
     partial_ops: frozenset[str]
     proof: str
+    schemes: Mapping[str, str] = field(default_factory=_empty)
+    """Keys of ``partial_ops`` whose code writes inside blocks while still reading them: the
+    block scheme of ``margins.block_margin`` (else the reference margin holds)."""
+    forbidden: Mapping[str, str] = field(default_factory=_empty)
+    """Keys whose loop order forbids any overlap, with the loop that forbids it (said in the
+    output)."""
+    sources: Mapping[str, str] = field(default_factory=_empty)
+    """Where each key's rule comes from (function and lines), for ``report``."""
 
 
 _CMSIS_REFERENCE_PARTIAL = frozenset(
@@ -94,24 +86,43 @@ _CMSIS_REFERENCE_PARTIAL = frozenset(
                                 "MAX_POOL_2D")}
     | {f"{op}:{t}" for op in ("PAD", "PADV2") for t in ("FLOAT32", "INT16", "INT32")})
 """Rule (c) under CMSIS-NN: the (op, input type) pairs its TFLM glue runs on reference code."""
-_CMSIS_OWN_PARTIAL: Mapping[str, frozenset[str]] = MappingProxyType({
-    "plain": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
-                        *(f"DEPTHWISE_CONV_2D:INT8:{p}" for p in ("3x3", "opt", "generic", "1ch")),
-                        "AVERAGE_POOL_2D:INT8"}),
-    "dsp": frozenset({"CONV_2D:INT8:im2col", "CONV_2D:INT8:1xN",
-                      *(f"DEPTHWISE_CONV_2D:INT8:{p}" for p in ("3x3", "opt", "generic", "1ch")),
-                      "AVERAGE_POOL_2D:INT8"}),
-    "mve": frozenset({"CONV_2D:INT8:im2col", "DEPTHWISE_CONV_2D:INT8:generic",
-                      "AVERAGE_POOL_2D:INT8"}),
-})
-"""Rule (c) for CMSIS-NN's own kernels, per ISA class, where their order is proven (above)."""
+
+
+def _cmsis_rules(isa: str) -> tuple[OverlapRule, ...]:
+    """The CMSIS-NN overlap rules (``kernels/cmsis_nn``'s ``OVERLAP_RULES``) read for ``isa``."""
+    return tuple(r for r in cmsis_overlap_rules() if isa in r.isas)
 
 
 def _cmsis(isa: str) -> RuleSet:
-    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS,
-                   _CMSIS_REFERENCE_PARTIAL | _CMSIS_OWN_PARTIAL[isa],
-                   f"CMSIS-NN ({isa}): element-wise ADD/MUL read a block before writing it; "
-                   "its own window and PAD loop orders unproven (module docstring)")
+    rules = _cmsis_rules(isa)
+    inplace = frozenset(r.key for r in rules if r.kind == "in-place")
+    partial = frozenset(r.key for r in rules if r.kind in ("margin", "block"))
+    return RuleSet(f"cmsis-nn:{isa}", INPLACE_OPS | inplace, _CMSIS_REFERENCE_PARTIAL | partial,
+                   f"CMSIS-NN ({isa}): the overlap rules read from each code path's loop order "
+                   "(kernels/cmsis_nn OVERLAP_RULES)",
+                   MappingProxyType({r.key: r.scheme for r in rules
+                                     if r.kind == "block" and r.scheme}),
+                   MappingProxyType({r.key: r.why for r in rules if r.kind == "none"}),
+                   MappingProxyType({r.key: r.source for r in rules}))
+
+
+def _cmsis_common() -> RuleSet:
+    """What every ISA class tolerates, each key with the most conservative scheme."""
+    sets = [_cmsis(isa) for isa in CMSIS_NN_ISAS]
+    inplace = frozenset.intersection(*(r.inplace_ops for r in sets))
+    partial = frozenset.intersection(*(r.partial_ops for r in sets))
+    # A key with a block scheme on some ISA and the reference margin on another: the block
+    # rule is the stricter (``margins.block_margin``); differing block schemes: refuse.
+    schemes: dict[str, str] = {}
+    for key in sorted(partial):
+        found = {r.schemes[key] for r in sets if key in r.schemes}
+        if len(found) > 1:
+            partial = partial - {key}
+        elif found:
+            schemes[key] = found.pop()
+    return RuleSet("cmsis-nn", inplace, partial,
+                   "CMSIS-NN on every ISA class (what all of plain, DSP and MVE tolerate)",
+                   MappingProxyType(schemes))
 
 
 RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
@@ -119,10 +130,12 @@ RULE_SETS: Mapping[str, RuleSet] = MappingProxyType({
                       "views only: safe whatever kernels the firmware links"),
     "reference": RuleSet("reference", INPLACE_OPS, PARTIAL_OPS,
                          "TFLM's reference kernels (overlap rules (b) and (c), margins)"),
-    "cmsis-nn": RuleSet("cmsis-nn", INPLACE_OPS,
-                        _CMSIS_REFERENCE_PARTIAL
-                        | frozenset.intersection(*_CMSIS_OWN_PARTIAL.values()),
-                        "CMSIS-NN on every ISA class (what all of plain, DSP and MVE tolerate)"),
+    "cmsis-nn": _cmsis_common(),
+    # ESP-NN (esp-tflite-micro's kernels, per chip: ANSI C, ESP32-S3 and P4 assembly): no rule
+    # is read from its code yet, so only what every kernel set tolerates; ``optimize`` says so.
+    ESP_NN: RuleSet(ESP_NN, frozenset(), frozenset(),
+                    "ESP-NN: no overlap rule proven (its per-chip code is not read yet); views, "
+                    "lifetimes and reordering only"),
     **{f"cmsis-nn:{isa}": _cmsis(isa) for isa in CMSIS_NN_ISAS},
 })
 
@@ -140,10 +153,9 @@ def kernel_set_key(kernel_set: str, isa: str | None = None) -> str:
 def target_key(profile: Any) -> str:
     """The RULE_SETS key of a target profile: its kernel set (``reference`` for profiles that
     predate kernel sets) on its CMSIS-NN ISA class. ESP-NN's loop orders are not proven for
-    any overlap, so an esp-nn build gets the portable rules (views only)."""
+    any overlap: an esp-nn build gets ``ESP_NN``, the portable rules (views only) under its own
+    name, so that ``optimize`` says why."""
     kernel_set = getattr(profile, "kernel_set", "reference") or "reference"
-    if kernel_set == "esp-nn":
-        return PORTABLE
     return kernel_set_key(kernel_set, getattr(profile, "cmsis_nn_isa", None))
 
 
@@ -175,7 +187,7 @@ def _cmsis_paths(g: WindowGeometry) -> tuple[str, ...]:
         if g.groups != 1:
             return ()
         if g.pad_top == 0 and g.pad_left == 0 and g.filter_h == g.filter_w == 1 and undilated:
-            return ("1x1",)
+            return ("1x1",) if g.stride_h == g.stride_w == 1 else ("1x1s",)
         if g.in_h == 1 and g.dilation_w == 1 and g.filter_h == 1 and (g.stride_w * g.in_c) % 4 == 0:
             return ("1xN",)
         return ("im2col",)
@@ -184,9 +196,24 @@ def _cmsis_paths(g: WindowGeometry) -> tuple[str, ...]:
             return ("1ch",)
         if g.depth_multiplier == 1 and undilated:
             three = g.filter_h == g.filter_w == 3 and g.pad_top <= 1 and g.pad_left <= 1
-            return ("3x3",) if three else ("opt",)
+            path = "3x3" if three else "opt"
+            # MVE's arm_depthwise_conv_s8_opt: one channel block when in_c <= CH_IN_BLOCK_MVE
+            return (path, f"{path}:c<=124") if g.in_c <= 124 else (path,)
         return ("generic",)
     return ()
+
+
+def matched_key(ops: frozenset[str], keys: tuple[str, ...]) -> str:
+    """The most specific of an op's keys that ``ops`` lists ("" when none)."""
+    return next((k for k in reversed(keys) if k in ops), "")
+
+
+def forbidden_why(rs: RuleSet, keys: tuple[str, ...]) -> str | None:
+    """Why the kernel set's loop order forbids overlap for an op with these keys (None when
+    it is merely not proven, or allowed)."""
+    if allows(rs.partial_ops, keys) or allows(rs.inplace_ops, keys):
+        return None
+    return next((rs.forbidden[k] for k in reversed(keys) if k in rs.forbidden), None)
 
 
 def allows(ops: frozenset[str], keys: tuple[str, ...]) -> bool:
@@ -194,17 +221,30 @@ def allows(ops: frozenset[str], keys: tuple[str, ...]) -> bool:
     return any(k in ops for k in keys)
 
 
-def safe_for(used: Iterable[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:
+def safe_for(used: Iterable[tuple[str, tuple[str, ...]]],
+             shifts: Iterable[tuple[Model, Operator, int]] = ()) -> tuple[str, ...]:
     """Every kernel set key whose proofs cover each used (rule, op keys) pair (``op_keys``);
     ``("any",)`` when only rules every kernel set tolerates (views, lifetimes, reordering)
-    were used."""
+    were used. ``shifts`` lists each rule-(c) overlap the plan uses as (model, op, output
+    offset minus input offset): a kernel set covers it only when that shift is within the
+    margin of its own loop order (a block rule's margin is smaller than the reference one)."""
     pairs = {(rule, keys) for rule, keys in used if rule != "view"}
-    if not pairs:
+    moves = list(shifts)
+    if not pairs and not moves:
         return (PORTABLE,)
 
     def covers(rs: RuleSet) -> bool:
-        return all(allows(rs.inplace_ops if rule == "in-place" else rs.partial_ops, keys)
-                   for rule, keys in pairs)
+        if not all(allows(rs.inplace_ops if rule == "in-place" else rs.partial_ops, keys)
+                   for rule, keys in pairs):
+            return False
+        for model, op, shift in moves:
+            keys = op_keys(model, op)
+            if not allows(rs.partial_ops, keys):
+                return False
+            margin = op_margin(model, op, rs.schemes.get(matched_key(rs.partial_ops, keys)))
+            if margin is None or shift > (margin // PLAN_ALIGNMENT) * PLAN_ALIGNMENT:
+                return False
+        return True
 
     return tuple(k for k, rs in RULE_SETS.items() if k != PORTABLE and covers(rs))
 
@@ -239,6 +279,6 @@ def _default_kernel_set(target: str) -> str | None:
     return profile.kernel_set if profile is not None else None
 
 
-__all__ = ["CMSIS_NN_ISAS", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
-           "VIEW_OPS", "allows", "kernel_set_key", "op_keys", "plan_warnings", "rule_set",
-           "safe_for", "target_key"]
+__all__ = ["CMSIS_NN_ISAS", "ESP_NN", "INPLACE_OPS", "PARTIAL_OPS", "PORTABLE", "RULE_SETS", "RuleSet",
+           "VIEW_OPS", "allows", "forbidden_why", "kernel_set_key", "matched_key", "op_keys",
+           "plan_warnings", "rule_set", "safe_for", "target_key"]

@@ -35,7 +35,8 @@ def bound_dict(explanation: ArenaExplanation) -> dict[str, Any]:
     return {"bytes": r.bound, "overlap_rules": r.rules, "holds_for": r.description,
             "no_overlap_bytes": r.no_overlap_bound, "optimal": explanation.optimal,
             "gap_bytes": explanation.layout.head - r.bound,
-            "shared_bytes_pairs": [{"a": s.a, "b": s.b, "reason": s.reason} for s in r.shared]}
+            "shared_bytes_pairs": [{"a": s.a, "b": s.b, "reason": s.reason, "rule": s.rule}
+                                   for s in r.shared]}
 
 
 def plan_dict(layout: ArenaLayout, explanation: ArenaExplanation | None = None

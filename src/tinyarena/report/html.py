@@ -246,6 +246,15 @@ def _optimize_section(view: OptimizeView, title: str) -> str:
              f"arena used {b.total:,} -> {a.total:,} bytes, saving {saved:,} bytes{pct}. "
              f"After: {escape(view.after.bound_text())}.</p>"]
     parts.extend(f'<p class="note">{escape(n)}</p>' for n in view.notes)
+    relied = [s for s in view.after.rules.shared if s.intended]
+    if relied:
+        bufs = view.after.buffers
+        parts.append('<p class="words">Overlaps the optimized plan relies on (safe only for '
+                     'the kernel code path named):</p><ul class="overlaps">')
+        parts.extend(f"<li>{escape(bufs[s.a].name)} / {escape(bufs[s.b].name)}: "
+                     f"{escape(s.reason)}{'; ' + escape(s.rule) if s.rule else ''}</li>"
+                     for s in relied)
+        parts.append("</ul>")
     parts.append('<div class="targets"><div class="target"><h3>before</h3>')
     parts.append(plan_svg(view.before, title=f"{title}: before", standalone=False))
     parts.append('</div><div class="target"><h3>after</h3>')

@@ -199,7 +199,8 @@ def render_plan(layout: ArenaLayout, title: str = "", ascii_picture: bool = Fals
         lines.append("")
         for s in shared:
             a, b = e.buffers[s.a], e.buffers[s.b]
-            what = "COLLISION" if not s.intended else f"shared on purpose ({s.reason})"
+            what = ("COLLISION" if not s.intended else f"shared on purpose ({s.reason}"
+                    + (f"; relies on {s.rule}" if s.rule else "") + ")")
             lines.append(f"buffers {s.a} and {s.b} ({_clip(a.name, 30)!r}, "
                          f"{_clip(b.name, 30)!r}) share bytes: {what}")
     if ascii_picture:

@@ -87,7 +87,8 @@ BINARY_OPS = ("ADD", "SUB", "MUL")
 
 
 def elementwise_model(op: str) -> bytes:
-    """x -> conv -> a -> OP -> b -> conv -> y (unary), or ADD/SUB/MUL of two convs of x."""
+    """x -> conv -> a -> OP -> b -> conv -> y (unary, or SOFTMAX), or ADD/SUB/MUL of two
+    convs of x."""
     g = _Chain()
     x = g.b.add_input("x", SHAPE, "int8", scale=0.05, zero_point=0)
     a = g.conv(x, 0.05, SHAPE, 8, scale=0.05, zp=-3)
@@ -99,6 +100,9 @@ def elementwise_model(op: str) -> bytes:
         options["fused_activation_function"] = "NONE"
     elif op == "LOGISTIC":
         out_scale, out_zp = 1 / 256, -128
+    elif op == "SOFTMAX":
+        out_scale, out_zp = 1 / 256, -128
+        options["beta"] = 1.0
     elif op == "TANH":
         out_scale, out_zp = 1 / 128, 0
     elif op in ("RELU", "RELU6"):

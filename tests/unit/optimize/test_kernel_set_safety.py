@@ -147,17 +147,13 @@ def test_cmsis_nn_elementwise_in_place(op: str, target: str, isa: str, block: in
 def test_cmsis_nn_float_windows_run_reference_code(op: str) -> None:
     """Float32 window ops under CMSIS-NN are TFLM's reference kernels: rule (c) applies, the
     plan is recorded safe for every kernel set, and the CMSIS-NN interpreter gives the
-    original's outputs; the same op in int8 gets no partial overlap."""
+    original's outputs."""
     data = window_model(op, 3, 1, "SAME", 1, "float32", 1)
     result = optimize_model(data, target="cortex-m4", time_budget_s=0.2)
     assert 1 in [p.op for p in result.partial]
     assert "cmsis-nn:dsp" in result.safe_for and "reference" in result.safe_for
     x = np.random.default_rng(2).normal(size=(1, 12, 12, 1)).astype(np.float32)
     _assert_same_outputs(data, result.model, "cortex-m4", x)
-    if op == "MAX_POOL_2D":  # arm_max_pool_s8 compares in place in its output: refused
-        int8 = optimize_model(window_model(op, 3, 1, "SAME", 1, "int8", 1),
-                              target="cortex-m4", time_budget_s=0.2)
-        assert int8.partial == ()
 
 
 def _window_steps(data: bytes, op_index: int, pixels_per_block: int, channel_block: int,
@@ -231,11 +227,11 @@ def test_cmsis_nn_int8_window_kernels_in_their_loop_order(op: str, k: int, strid
 
 
 @pytest.mark.parametrize("target,shared", [("cortex-m4", True), ("cortex-m3", True),
-                                           ("cortex-m55", False)])
+                                           ("cortex-m55", True)])
 def test_depthwise_paths_per_isa(target: str, shared: bool) -> None:
     """A multiplier-2 depthwise (arm_depthwise_conv_s8, reference order) overlaps on every
-    ISA; a multiplier-1 3x3 one only off MVE (MVE's arm_depthwise_conv_s8_opt walks channel
-    blocks outermost)."""
+    ISA; a multiplier-1 3x3 one too (MVE's arm_depthwise_conv_s8_opt has one channel block
+    at 8 channels; more than 124 are refused: test_mve_depthwise_channel_blocks)."""
     mult2 = optimize_model(window_model("DEPTHWISE_CONV_2D", 3, 1, "SAME", 1, "int8", 2),
                            target=target, time_budget_s=0.2)
     assert 1 in [p.op for p in mult2.partial]
@@ -261,12 +257,14 @@ def test_safe_for_is_the_kernel_sets_whose_proofs_cover_every_rule_used() -> Non
     assert safe_for([]) == ("any",) and safe_for([("view", ("RESHAPE",))]) == ("any",)
     assert safe_for([("in-place", ("RELU", "RELU:INT8"))]) == every
     conv_1x1 = ("CONV_2D", "CONV_2D:INT8", "CONV_2D:INT8:1x1")
+    # by keys alone: MVE's 1x1 has a (block) rule, C and DSP forbid it; the shift decides
+    # the rest (test_mve_1x1_conv_block_rule)
     assert safe_for([("in-place", ("ADD", "ADD:INT8")), ("partial", conv_1x1)]) == (
-        "reference",)
+        "reference", "cmsis-nn:mve")
     # CMSIS-NN's TFLM glue runs float32 convolutions and int16 PAD on the reference code
     assert safe_for([("partial", ("CONV_2D", "CONV_2D:FLOAT32")),
                      ("partial", ("PAD", "PAD:INT16"))]) == every
-    assert safe_for([("partial", ("PAD", "PAD:INT8"))]) == ("reference",)
+    assert safe_for([("partial", ("PAD", "PAD:INT8"))]) == every
     dw_3x3 = ("DEPTHWISE_CONV_2D", "DEPTHWISE_CONV_2D:INT8", "DEPTHWISE_CONV_2D:INT8:3x3")
     assert safe_for([("partial", dw_3x3)]) == ("reference", "cmsis-nn:plain", "cmsis-nn:dsp")
     with pytest.raises(PlanError, match="unknown kernel set"):
@@ -364,3 +362,203 @@ def test_run_uses_the_kernels_named(tmp_path, capsys) -> None:
         assert run["allocation"]["head"] == size["head"]
         heads[kernels] = size["head"]
     assert heads["cmsis-nn"] > heads["reference"]
+
+
+# -- issue 24: the rules read from each CMSIS-NN code path (kernels/cmsis_nn OVERLAP_RULES) --
+# Each loop order below is written from the CMSIS-NN source at 4ab83cc3 independently of the
+# margin formulas the optimizer uses, and only input reads are listed (a kernel re-reading its
+# own output, as max pooling does, is no hazard).
+
+def _mve_mat_mult_steps(data: bytes, op_index: int) -> tuple[list[Step], int]:
+    """A unit-stride 1x1 int8 conv as the MVE arm_nn_mat_mult_nt_t_s8 (lines 67-223): blocks
+    of 4 pixels, in each every output channel re-reads the 4 rows and stores that channel of
+    the 4 pixels; then the pixels left over, one at a time, stores of 4 channels after the
+    4th channel's reads, the last co % 4 channels after the row."""
+    model = read_model(data)
+    op = model.subgraphs[0].operators[op_index]
+    tx = model.subgraphs[0].tensors[op.inputs[0]]
+    ty = model.subgraphs[0].tensors[op.outputs[0]]
+    pixels, ci, co = int(np.prod(tx.shape[:3])), int(tx.shape[3]), int(ty.shape[3])
+    offs, head = _offsets(data)
+    ox, oy = offs[op.inputs[0]], offs[op.outputs[0]]
+    steps: list[Step] = []
+    full = pixels - pixels % 4
+    for p in range(0, full, 4):
+        for c in range(co):
+            steps.append(([(ox + p * ci, ox + (p + 4) * ci)],
+                          [(oy + (p + k) * co + c, oy + (p + k) * co + c + 1) for k in range(4)]))
+    for p in range(full, pixels):
+        for c in range(co):
+            writes = ([(oy + p * co + c - 3, oy + p * co + c + 1)] if c % 4 == 3 else [])
+            steps.append(([(ox + p * ci, ox + (p + 1) * ci)], writes))
+        if co % 4:
+            steps.append(([], [(oy + p * co + co - co % 4, oy + (p + 1) * co)]))
+    return steps, head
+
+
+@pytest.mark.parametrize("size", [12, 13])  # 144 pixels, and 169 (one left over)
+def test_mve_1x1_conv_block_rule(size: int) -> None:
+    """The unit-stride int8 1x1 conv on MVE walks 4-pixel blocks outermost: its output may lie
+    over its dying input at 4 pixels' lag. The plan has no hazard in MVE's order, has one in
+    the DSP/C order (channel pairs outermost), and is recorded safe for MVE only; the C and
+    DSP plans keep the two apart and say why."""
+    data = window_model("CONV_2D", 1, 1, "VALID", 1, "int8", 1, size=size)
+    mve = optimize_model(data, target="cortex-m55", time_budget_s=0.3)
+    link = next(p for p in mve.partial if p.op == 1)
+    assert link.rule == "CONV_2D:INT8:1x1" and link.scheme == "mve4"
+    assert "cmsis-nn:mve" in mve.safe_for and "cmsis-nn:dsp" not in mve.safe_for
+    steps, head = _mve_mat_mult_steps(mve.model, 1)
+    assert _hazards(steps, head) == 0
+    if size % 2 == 0:
+        steps, head = _conv_1x1_steps(mve.model, 1, "cmsis-nn")
+        assert _hazards(steps, head) > 0
+    x = np.random.default_rng(5).integers(-128, 128, size=(1, size, size, 1), dtype=np.int8)
+    _assert_same_outputs(data, mve.model, "cortex-m55", x)
+    for target in ("cortex-m4", "cortex-m3"):
+        dsp = optimize_model(data, target=target, time_budget_s=0.2)
+        assert 1 not in [p.op for p in dsp.partial]
+        assert any("CONV_2D:INT8:1x1" in n and "output-channel pairs outermost" in n
+                   for n in dsp.notes)
+
+
+def _max_pool_steps(data: bytes, op_index: int) -> tuple[list[Step], int]:
+    """arm_max_pool_s8: per output pixel, arm_memcpy_s8 of the first valid tap into the
+    output pixel, then compare_and_replace_if_larger_q7 for each later tap (input reads
+    only; clamp_output touches the output alone)."""
+    from tinyarena.optimize.margins import op_geometry
+
+    model = read_model(data)
+    op = model.subgraphs[0].operators[op_index]
+    g = op_geometry(model, op)
+    assert g is not None
+    offs, head = _offsets(data)
+    ox, oy = offs[op.inputs[0]], offs[op.outputs[0]]
+    steps: list[Step] = []
+    for p in range(g.out_h * g.out_w):
+        y0, x0 = (p // g.out_w) * g.stride_h - g.pad_top, (p % g.out_w) * g.stride_w - g.pad_left
+        for ky in range(g.filter_h):
+            for kx in range(g.filter_w):
+                y, x = y0 + ky, x0 + kx
+                if 0 <= y < g.in_h and 0 <= x < g.in_w:
+                    t = ox + (y * g.in_w + x) * g.in_c
+                    steps.append(([(t, t + g.in_c)], [(oy + p * g.out_c, oy + (p + 1) * g.out_c)]))
+    return steps, head
+
+
+@pytest.mark.parametrize("target", ["cortex-m3", "cortex-m4", "cortex-m55"])
+@pytest.mark.parametrize("k,stride", [(3, 1), (2, 2)])
+def test_int8_max_pool_pixel_block_rule(target: str, k: int, stride: int) -> None:
+    """arm_max_pool_s8 keeps each pixel's running maximum in the output while it still reads
+    that pixel's window: the output may overlap the input one whole pixel ahead of every
+    window still to be read, on every ISA, and tinyarena's kernel gives the same outputs."""
+    data = window_model("MAX_POOL_2D", k, stride, "SAME", 1, "int8", 1)
+    result = optimize_model(data, target=target, time_budget_s=0.2)
+    link = next(p for p in result.partial if p.op == 1)
+    assert link.scheme == "pixel"
+    steps, head = _max_pool_steps(result.model, 1)
+    assert _hazards(steps, head) == 0
+    x = np.random.default_rng(6).integers(-128, 128, size=(1, 12, 12, 1), dtype=np.int8)
+    _assert_same_outputs(data, result.model, target, x)
+
+
+def _pad_steps(data: bytes, op_index: int) -> tuple[list[Step], int]:
+    """arm_pad_s8: memsets and memcpys in output order; a memcpy may write its whole
+    destination before reading its source (memcpy's contract: no overlap), so it is a write
+    step followed by a read step."""
+    model = read_model(data)
+    sg = model.subgraphs[0]
+    op = sg.operators[op_index]
+    shape = [int(v) for v in sg.tensors[op.inputs[0]].shape]
+    pads = np.asarray(sg.tensors[op.inputs[1]].data).reshape(-1, 2)
+    offs, head = _offsets(data)
+    ox, oy = offs[op.inputs[0]], offs[op.outputs[0]]
+    n, h, w, c = shape
+    (pn, _), (ph, _), (pw, _), (pc, qc) = (tuple(int(v) for v in r) for r in pads)
+    oh = h + int(pads[1].sum())
+    ow, oc = w + int(pads[2].sum()), c + pc + qc
+    steps: list[Step] = []
+    for b in range(n):
+        for y in range(h):
+            row = ((b + pn) * oh + y + ph) * ow + pw
+            runs = ([(row * oc, (y + b * h) * w * c, w * c)] if oc == c else
+                    [((row + x) * oc + pc, ((b * h + y) * w + x) * c, c) for x in range(w)])
+            for dst, src, length in runs:
+                steps.append(([], [(oy + dst, oy + dst + length)]))
+                steps.append(([(ox + src, ox + src + length)], []))
+    return steps, head
+
+
+@pytest.mark.parametrize("target", ["cortex-m3", "cortex-m4", "cortex-m55"])
+@pytest.mark.parametrize("pads", [((0, 0), (1, 1), (1, 1), (0, 0)),
+                                  ((0, 0), (2, 0), (0, 1), (0, 0)),
+                                  ((0, 0), (1, 1), (1, 1), (1, 2))])
+def test_int8_pad_memcpy_runs(target: str, pads: tuple[tuple[int, int], ...]) -> None:
+    """CMSIS-NN's arm_pad_s8 copies the input in memcpy runs in output order: the output may
+    lie over the input as long as every run ends below its own source."""
+    data = window_model("PAD", dtype="int8", pads=pads)
+    result = optimize_model(data, target=target, time_budget_s=0.2)
+    link = next(p for p in result.partial if p.op == 1)
+    assert link.scheme == "pad-chunk"
+    steps, head = _pad_steps(result.model, 1)
+    assert _hazards(steps, head) == 0
+    x = np.random.default_rng(7).integers(-128, 128, size=(1, 12, 12, 1), dtype=np.int8)
+    _assert_same_outputs(data, result.model, target, x)
+
+
+def test_mve_depthwise_channel_blocks() -> None:
+    """MVE's arm_depthwise_conv_s8_opt walks blocks of 124 channels outermost: with 128
+    channels the 3x3 depthwise gets no overlap on the Cortex-M55 (said in the notes), while
+    the DSP 3x3 kernel (4 channels of one pixel at a time) keeps its rule."""
+    data = window_model("DEPTHWISE_CONV_2D", 3, 1, "SAME", 1, "int8", 1, channels=128)
+    mve = optimize_model(data, target="cortex-m55", time_budget_s=0.2)
+    assert 1 not in [p.op for p in mve.partial]
+    assert any("124-channel blocks outermost" in n for n in mve.notes)
+    dsp = optimize_model(data, target="cortex-m4", time_budget_s=0.2)
+    assert 1 in [p.op for p in dsp.partial]
+
+
+@pytest.mark.parametrize("target", ["cortex-m3", "cortex-m4", "cortex-m55"])
+def test_int8_softmax_in_place(target: str) -> None:
+    """arm_softmax_s8 reads each row whole (maximum, sum), then writes element i after
+    reading it: int8 SOFTMAX runs in place on every ISA."""
+    data = elementwise_model("SOFTMAX")
+    result = optimize_model(data, target=target, time_budget_s=0.2)
+    assert any(rule == "in-place" and name == "SOFTMAX" for _, name, rule, _, _ in result.aliases)
+    steps, head = _elementwise_steps(result.model, "SOFTMAX", 1)
+    assert _hazards(steps, head) == 0
+    x = np.random.default_rng(8).integers(-128, 128, size=(1, 16, 16, 4), dtype=np.int8)
+    _assert_same_outputs(data, result.model, target, x)
+
+
+def test_savings_by_rule_and_kernel_paths_in_json(tmp_path, capsys) -> None:
+    """``optimize --json`` names each rule used with the bytes it saves, and every partial
+    overlap with the kernel path it rests on; ``report`` shows the same path per pair."""
+    src = tmp_path / "m.tflite"
+    out = tmp_path / "o.tflite"
+    src.write_bytes(window_model("CONV_2D", 1, 1, "VALID", 1, "int8", 1))
+    assert main(["optimize", str(src), "-o", str(out), "--target", "cortex-m55",
+                 "--time-budget", "0.3", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["savings_by_rule"]["partial:CONV_2D:INT8:1x1"] > 0
+    path = next(p for p in d["partial_overlaps"] if p["op"] == 1)["kernel_path"]
+    assert path.startswith("cmsis-nn:mve CONV_2D:INT8:1x1: block rule (mve4)")
+    assert "arm_nn_mat_mult_nt_t_s8" in path
+    assert main(["plan", str(out), "--target", "cortex-m55"]) == 0
+    text = capsys.readouterr().out
+    assert "COLLISION" not in text and "relies on op 1 CONV_2D: cmsis-nn:mve" in text
+    page = tmp_path / "r.html"
+    assert main(["report", str(src), "-o", str(page), "--target", "cortex-m55",
+                 "--optimized", str(out)]) == 0
+    html = page.read_text()
+    assert "Overlaps the optimized plan relies on" in html
+    assert "op 1 CONV_2D: cmsis-nn:mve CONV_2D:INT8:1x1: block rule (mve4)" in html
+
+
+def test_esp_nn_gets_no_overlap_and_says_so() -> None:
+    """ESP-NN's per-chip code is not read yet: views, lifetimes and reordering only, and the
+    output says why."""
+    data = window_model("MAX_POOL_2D", 3, 1, "SAME", 1, "int8", 1)
+    result = optimize_model(data, kernel_set="esp-nn", time_budget_s=0.2)
+    assert result.partial == ()
+    assert all(rule == "view" for _, _, rule, _, _ in result.aliases)
+    assert any(n.startswith("no overlap for esp-nn") for n in result.notes)

@@ -18,6 +18,7 @@ from tinyarena.kernels._conv_kernels import ConvData, bind_conv2d, conv2d_eval, 
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.kernels.cmsis_nn import _buffer_sizes as bs
 from tinyarena.kernels.cmsis_nn._conv_prepare import conv_params, take_conv_tensors
+from tinyarena.kernels.cmsis_nn._overlap import ALL_ISAS, OverlapRule
 from tinyarena.model.options import Conv2DOptions
 from tinyarena.model.types import Operator, TensorType
 
@@ -67,3 +68,54 @@ eval_ = conv2d_eval
 
 REGISTRATION = Registration("CONV_2D", init=init, prepare=prepare, eval=eval_,
                             bind=bind_conv2d, builtin_data="TfLiteConvParams")
+
+# -- overlap rules (optimize/safety.py) --
+# int8, one group: TFLM cmsis_nn/conv.cc EvalQuantizedPerChannel -> arm_convolve_wrapper_s8
+# (Source/ConvolutionFunctions/arm_convolve_wrapper_s8.c), which picks by
+# arm_nn_is_convolve_1x1 / _1x1_fast / _1_x_n (Include/arm_nnsupportfunctions.h:125-159).
+OVERLAP_RULES = (
+    # arm_convolve_s8.c lines 142-291: im2col of 2 output pixels (C, DSP: lhs_rows == 2, then
+    # arm_nn_mat_mult_kernel_s8_s16 over the scratch buffer) or 4 (MVE: lhs_rows == 4, then
+    # arm_nn_mat_mult_nt_t_s8 on the buffer); the input is read only by the im2col copies, so
+    # each block of whole pixels is written after all its reads; the odd pixel left over
+    # likewise (lines 303-381). Groups > 1 loop groups outermost (line 142): not this key.
+    OverlapRule("CONV_2D:INT8:im2col", ALL_ISAS, "margin",
+                "arm_convolve_s8.c:142-381 (im2col blocks of 2 / MVE 4 pixels)",
+                "each block of whole output pixels is written after its im2col copy"),
+    # arm_convolve_1_x_n_s8.c: without MVE it calls arm_convolve_s8 (the #else branch).
+    OverlapRule("CONV_2D:INT8:1xN", frozenset({"plain", "dsp"}), "margin",
+                "arm_convolve_1_x_n_s8.c #else branch -> arm_convolve_s8",
+                "falls back to arm_convolve_s8's im2col blocks"),
+    # arm_convolve_1x1_s8_fast.c:176 -> arm_nn_mat_mult_nt_t_s8 on the input itself, all
+    # n*h*w pixels as lhs rows. C and DSP (arm_nn_mat_mult_nt_t_s8.c:230, 626): the outer
+    # loop walks output-channel pairs (rhs_rows_idx += 2) and re-reads every input pixel
+    # for each pair, writing channels 2k, 2k+1 of every pixel in pass k: any output byte
+    # over the input is written before the input's last read. Forbidden.
+    OverlapRule("CONV_2D:INT8:1x1", frozenset({"plain", "dsp"}), "none",
+                "arm_nn_mat_mult_nt_t_s8.c:230,626 (DSP/C: output-channel pairs outermost)",
+                "the int8 1x1 convolution walks output-channel pairs outermost and re-reads "
+                "every input pixel for each pair (arm_nn_mat_mult_nt_t_s8), so any output "
+                "byte over its input is written before that input's last read"),
+    # MVE (arm_nn_mat_mult_nt_t_s8.c:67-150): blocks of 4 lhs rows (pixels): for each output
+    # channel i the 4 rows are re-read whole, then channel i of the 4 pixels is stored
+    # (vstrbq_scatter_offset_s32, line 146); then the rows left over one at a time
+    # (lines 153-223: channel i of one row, stored 4 channels at a time). Reads and writes
+    # interleave inside each block, blocks follow one another: block rule, 4-pixel blocks.
+    OverlapRule("CONV_2D:INT8:1x1", frozenset({"mve"}), "block",
+                "arm_nn_mat_mult_nt_t_s8.c:67-223 (MVE: 4-pixel blocks, channels inside)",
+                "inside each block of 4 pixels every channel re-reads the block's input",
+                "mve4"),
+    # Strided 1x1 (arm_convolve_1x1_s8.c:74-108): one arm_nn_mat_mult_nt_t_s8 call per
+    # output row (lhs_rows = output_w, lhs stride c*stride_w): C/DSP channel pairs outermost
+    # inside the row (the whole row is one block), MVE 4-pixel blocks inside the row.
+    OverlapRule("CONV_2D:INT8:1x1s", frozenset({"plain", "dsp"}), "block",
+                "arm_convolve_1x1_s8.c:74-108 + arm_nn_mat_mult_nt_t_s8.c:230,626",
+                "each output row is written in output-channel pairs while its input row is "
+                "re-read", "row"),
+    OverlapRule("CONV_2D:INT8:1x1s", frozenset({"mve"}), "block",
+                "arm_convolve_1x1_s8.c:74-108 + arm_nn_mat_mult_nt_t_s8.c:67-223",
+                "4-pixel blocks inside each output row", "row-mve4"),
+)
+"""CMSIS-NN's int8 convolution paths (``_overlap``). Not derived (so refused): the MVE 1xN
+path (its right-padded pixels copy input after the unpadded ones are written), int16
+(arm_convolve_wrapper_s16), grouped convolutions (groups outermost)."""

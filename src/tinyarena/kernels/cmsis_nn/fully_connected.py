@@ -27,6 +27,7 @@ from tinyarena.kernels._conv_kernels import (
 )
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.kernels.cmsis_nn import _buffer_sizes as bs
+from tinyarena.kernels.cmsis_nn._overlap import ALL_ISAS, OverlapRule
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -89,3 +90,18 @@ eval_ = fully_connected_eval
 
 REGISTRATION = Registration("FULLY_CONNECTED", init=init, prepare=prepare, eval=eval_,
                             bind=bind_fully_connected, builtin_data="TfLiteFullyConnectedParams")
+
+# -- overlap rules (optimize/safety.py) --
+# TFLM cmsis_nn/fully_connected.cc EvalQuantizedInt8 -> arm_fully_connected_s8 ->
+# arm_nn_vec_mat_mult_t_s8 (Source/NNSupportFunctions/arm_nn_vec_mat_mult_t_s8.c) per batch
+# row: the outer loop walks output channels (2 or 4 rows of weights at a time) and each
+# re-reads the whole input row, so every output of a row is written while that row is still
+# read: with one batch row (every supported model) no byte can be shared. Recorded, unused:
+# tinyarena plans no overlap for FULLY_CONNECTED on any kernel set.
+OVERLAP_RULES = (
+    OverlapRule("FULLY_CONNECTED:INT8", ALL_ISAS, "none",
+                "arm_nn_vec_mat_mult_t_s8.c (output channels outermost per batch row)",
+                "fully connected walks output channels outermost and re-reads the whole "
+                "input row for each, so a row's outputs are written before its input's last "
+                "read"),
+)

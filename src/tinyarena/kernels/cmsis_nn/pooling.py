@@ -14,6 +14,7 @@ from tinyarena.kernels import pooling as reference
 from tinyarena.kernels._pooling_math import PoolOpData
 from tinyarena.kernels.base import InitContext, PrepareContext, Registration
 from tinyarena.kernels.cmsis_nn import _buffer_sizes as bs
+from tinyarena.kernels.cmsis_nn._overlap import ALL_ISAS, OverlapRule
 from tinyarena.model.types import Operator, TensorType
 
 INPUT = 0
@@ -60,3 +61,26 @@ REGISTRATIONS = {
     "MAX_POOL_2D": Registration("MAX_POOL_2D", init=init, prepare=max_prepare, eval=max_eval,
                                 bind=reference.max_bind, builtin_data="TfLitePoolParams"),
 }
+
+# -- overlap rules (optimize/safety.py) --
+# TFLM cmsis_nn/pooling.cc: int8 AVERAGE_POOL_2D -> arm_avgpool_s8, MAX_POOL_2D ->
+# arm_max_pool_s8 (Source/PoolingFunctions).
+OVERLAP_RULES = (
+    # arm_avgpool_s8.c: DSP: the window of a pixel summed into the scratch buffer, then the
+    # pixel's channels written; C: per element, window then write; MVE: per pixel and 16
+    # channels, window then store: the reference order coarsened.
+    OverlapRule("AVERAGE_POOL_2D:INT8", ALL_ISAS, "margin",
+                "arm_avgpool_s8.c (DSP scratch sum per pixel; C per element; MVE 16 channels)",
+                "each pixel (or channel chunk) is written after its window is read"),
+    # arm_max_pool_s8.c (function from line 150): per output pixel, arm_memcpy_s8 of the first
+    # valid tap into the output pixel, then compare_and_replace_if_larger_q7 with each later
+    # tap, keeping the running maximum in the output; clamp_output on the output only after
+    # the batch. The pixel's output bytes are written while its window is still read: block
+    # rule, one pixel.
+    OverlapRule("MAX_POOL_2D:INT8", ALL_ISAS, "block",
+                "arm_max_pool_s8.c: arm_memcpy_s8 then compare_and_replace_if_larger_q7 "
+                "per output pixel",
+                "the running maximum lives in the output pixel while its window is read",
+                "pixel"),
+)
+"""CMSIS-NN's int8 pooling paths (``_overlap``); int16 is not derived (refused)."""
