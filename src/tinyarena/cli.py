@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 from tinyarena.cli_common import (
     add_batch_arguments,
+    add_footprint_arguments,
     add_target_argument,
     error_object,
     oserror_message,
@@ -128,6 +129,7 @@ def _cmd_size(sub: Any) -> None:
     p.add_argument("--arena-size", type=size_argument, default=None, metavar="N",
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
+    add_footprint_arguments(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     from tinyarena.cli_layouts import add_layout_arguments
 
@@ -250,9 +252,15 @@ def _cmd_ops(sub: Any) -> None:
     add_ops_parser(sub)
 
 
+def _cmd_fit(sub: Any) -> None:
+    from tinyarena.cli_fit import add_fit_parser
+
+    add_fit_parser(sub)
+
+
 COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
                                    _cmd_report, _cmd_check, _cmd_export, _cmd_whatif, _cmd_ops,
-                                   _cmd_targets)
+                                   _cmd_targets, _cmd_fit)
 
 
 class _Version(argparse.Action):

@@ -55,6 +55,17 @@ def add_target_argument(p: argparse.ArgumentParser) -> None:
                         "cmsis-nn on cortex-m*, reference elsewhere)")
 
 
+def add_footprint_arguments(p: argparse.ArgumentParser) -> None:
+    """``--libc`` and ``--build``: which measured TFLM firmware build the flash code and static
+    RAM of a device target's footprint are for (``size``, ``fit``)."""
+    p.add_argument("--libc", choices=("full", "nano"), default="full",
+                   help="C library of the footprint's code sizes: full newlib (default) or "
+                        "newlib-nano (--specs=nano.specs)")
+    p.add_argument("--build", choices=("default", "release"), default="default",
+                   help="TFLM build type of the footprint's code sizes: default (keeps "
+                        "DebugLog's printf and assertions) or release (not measured yet)")
+
+
 def parse_size(text: str) -> int:
     """A byte count as users write it: ``98304``, ``0x18000``, ``96K``, ``96KB``, ``96KiB``
     (K, M and G are binary multiples, with or without B/iB; case does not matter).
@@ -244,6 +255,7 @@ def plan_warnings(args: argparse.Namespace) -> list[str]:
 __all__ = [
     "PROGRESS_MIN_ITEMS",
     "add_batch_arguments",
+    "add_footprint_arguments",
     "add_target_argument",
     "csv_text",
     "error_object",

@@ -28,10 +28,13 @@ CSV_COLUMNS = ("model", "target", "allocator", "planner", "head", "tail", "total
 
 
 def size_record(model: str, *, target: str, arena_size: int | None,
-                kernels: str | None = None) -> dict[str, Any]:
+                kernels: str | None = None, libc: str = "full",
+                build: str = "default") -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
-    that ``optimize`` proved safe only for other kernels than this target's."""
+    that ``optimize`` proved safe only for other kernels than this target's. Device targets
+    add ``footprint`` (flash and RAM for ``libc`` and ``build``; null with
+    ``footprint_note`` where the code sizes were not measured)."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.targets import get_target
     from tinyarena.model import read_model
@@ -50,8 +53,22 @@ def size_record(model: str, *, target: str, arena_size: int | None,
             warnings = plan_warnings(parsed, profile)
     except TinyArenaError as exc:
         return {"model": model, **error_object(exc)}
-    return {"model": model, **size_dict(layout, explained), "warnings": warnings,
-            "text": render_size(layout, title=model, explanation=explained)}
+    text = render_size(layout, title=model, explanation=explained)
+    record = {"model": model, **size_dict(layout, explained), "warnings": warnings}
+    if profile.core is not None:  # a device build: the whole footprint
+        from pathlib import Path
+
+        from tinyarena.footprint import footprint_for
+
+        found = footprint_for(parsed, Path(model).stat().st_size, layout.min_arena,
+                              profile.name, profile.kernel_set, libc, build)
+        if isinstance(found, str):
+            record.update(footprint=None, footprint_note=found)
+            text += f"\nfootprint unknown: {found}"
+        else:
+            record.update(footprint=found.to_dict(), footprint_note=None)
+            text += "\n" + "\n".join(found.render())
+    return {**record, "text": text}
 
 
 def run_size(args: argparse.Namespace) -> int:
@@ -59,8 +76,17 @@ def run_size(args: argparse.Namespace) -> int:
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
+    if getattr(args, "build", "default") != "default":
+        from tinyarena.footprint import unmeasured_build
+
+        reason = unmeasured_build(args.build)
+        if reason:
+            report_error(args, "UsageError", reason)
+            return 2
     job = functools.partial(size_record, target=args.target, arena_size=args.arena_size,
-                            kernels=getattr(args, "kernels", None))
+                            kernels=getattr(args, "kernels", None),
+                            libc=getattr(args, "libc", "full"),
+                            build=getattr(args, "build", "default"))
     records = run_batch(job, models, args.jobs, desc="size")
     texts = [r.pop("text", None) for r in records]
     for r in records:  # on stderr with --json too: JSON lists them under "warnings"
