@@ -66,6 +66,17 @@ def add_footprint_arguments(p: argparse.ArgumentParser) -> None:
                         "DebugLog's printf and assertions) or release (not measured yet)")
 
 
+def add_footprint_budgets(p: argparse.ArgumentParser) -> None:
+    """``check``'s optional whole-footprint gate: the budgets and the C library."""
+    p.add_argument("--ram-budget", type=positive_size_argument, metavar="BYTES",
+                   help="also gate RAM: arena + TFLM's static objects (measured code sizes; "
+                        "device targets only)")
+    p.add_argument("--flash-budget", type=positive_size_argument, metavar="BYTES",
+                   help="also gate flash: the model + TFLM's code (measured code sizes)")
+    p.add_argument("--libc", choices=("full", "nano"), default="full",
+                   help="C library of the footprint's code sizes (default full newlib)")
+
+
 def parse_size(text: str) -> int:
     """A byte count as users write it: ``98304``, ``0x18000``, ``96K``, ``96KB``, ``96KiB``
     (K, M and G are binary multiples, with or without B/iB; case does not matter).
@@ -256,6 +267,7 @@ __all__ = [
     "PROGRESS_MIN_ITEMS",
     "add_batch_arguments",
     "add_footprint_arguments",
+    "add_footprint_budgets",
     "add_target_argument",
     "csv_text",
     "error_object",

@@ -226,3 +226,19 @@ def test_fit_usage_errors(capsys: pytest.CaptureFixture[str], shared_models: Pat
     assert "unknown board" in capsys.readouterr().err
     assert main(["fit", model]) == 2
     assert main(["fit", model, "--ram-budget", "64K", "--flash-budget", "1M"]) == 2
+
+
+def test_check_gates_on_the_footprint(capsys: pytest.CaptureFixture[str],
+                                      shared_models: Path) -> None:
+    """The arena fits 96K, the whole flash (model 300,568 bytes + code) does not fit 300K."""
+    model = str(shared_models / "person_detect.tflite")
+    code, out = _run(capsys, ["check", model, "--budget", "96K", "--target", "cortex-m4",
+                              "--flash-budget", "300K", "--json"])
+    r = json.loads(out)["models"][0]
+    assert code == 3 and r["over_by"] == 0 and r["footprint"]["flash_over"] is True
+    code, out = _run(capsys, ["check", model, "--budget", "96K", "--target", "cortex-m4",
+                              "--flash-budget", "1M", "--ram-budget", "96K", "--json"])
+    assert code == 0
+    code = main(["check", model, "--budget", "96K", "--target", "cortex-m7", "--ram-budget",
+                 "96K"])
+    assert code == 1 and "not measured" in capsys.readouterr().err
