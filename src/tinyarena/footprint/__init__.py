@@ -251,5 +251,5 @@ def footprint_for(model: Model, model_bytes: int, min_arena: int, target: str, k
 
 
 __all__ = ["BUILD_TYPES", "BUILD_WORDS", "LIBCS", "LIBC_WORDS", "CodeGroup", "CodeSizes",
-           "Footprint", "assumptions", "find_code_sizes", "footprint_for", "load_code_sizes", "model_footprint",
-           "unmeasured_build"]
+           "Footprint", "assumptions", "find_code_sizes", "footprint_for", "load_code_sizes",
+           "model_footprint", "unmeasured_build"]
