@@ -242,3 +242,15 @@ def test_check_gates_on_the_footprint(capsys: pytest.CaptureFixture[str],
     code = main(["check", model, "--budget", "96K", "--target", "cortex-m7", "--ram-budget",
                  "96K"])
     assert code == 1 and "not measured" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("board", ["esp32-s3-devkitc", "corstone-300"])
+def test_boards_without_code_sizes_never_fit_by_guess(capsys: pytest.CaptureFixture[str],
+                                                      shared_models: Path, board: str) -> None:
+    """ESP32-S3 (esp-nn) and Corstone-300 (Ethos-U55) code sizes are not measured: the flash
+    verdict is unknown, whatever this tinyarena knows of their arenas."""
+    code, out = _run(capsys, ["fit", str(shared_models / "micro_speech_quantized.tflite"),
+                              "--board", board, "--json"])
+    r = json.loads(out)
+    assert code == 4 and r["verdict"] == "unknown" and r["footprint"] is None
+    assert r["flash"]["need"] is None and r["notes"]
