@@ -89,12 +89,17 @@ def _line(name: str, m: dict[str, Any], parts: str) -> str:
         room = m["headroom"]
         state = (f"headroom {_kib(room)}" if room >= 0 else f"OVER by {_kib(-room)}")
         return f"{name:<6}{_kib(m['need'])} of {_kib(m['capacity'])}: {state}  [{parts}]"
+    if not m["known"]:
+        return f"{name:<6}unknown of {_kib(m['capacity'])}  [{parts}]"
     over = m["fits"] is False
     return (f"{name:<6}at least {_kib(m['known'])} of {_kib(m['capacity'])}: "
             f"{'OVER already' if over else 'rest unmeasured'}  [{parts}]")
 
 
 def render_fit(r: dict[str, Any]) -> str:
+    """``fit``'s text: the verdict, each memory with its parts and headroom, what it assumes."""
+    from tinyarena.footprint import LIBC_WORDS
+
     b = r["board"]
     fp = r["footprint"]
     lines = [f"{r['model']} on {b['name']} ({b.get('mcu', 'custom part')}; target "
@@ -106,8 +111,8 @@ def render_fit(r: dict[str, Any]) -> str:
         lines.append(_line("RAM", r["ram"], ram_parts))
         lines.append(_line("flash", r["flash"], flash_parts))
         lines.append(f"code and static sizes: {a['core']} float ABI {a['float_abi']}, "
-                     f"{a['kernels']}, {a['libc']} libc, {a['build']} build, {a['toolchain']}, "
-                     f"TFLM {a['tflm']}")
+                     f"{a['kernels']} kernels, {LIBC_WORDS[a['libc']]}, TFLM {a['build']} "
+                     f"build, {a['toolchain']}, TFLM {a['tflm']}")
     else:
         lines.append(_line("RAM", r["ram"], "arena; TFLM static RAM unmeasured"))
         lines.append(_line("flash", r["flash"], "model; TFLM code unmeasured"))
