@@ -64,7 +64,7 @@ def add_footprint_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--build", choices=("default", "release"), default="default",
                    help="TFLM build type of the footprint's code sizes: default (keeps "
                         "DebugLog's printf and assertions) or release (-DNDEBUG "
-                        "-DTF_LITE_STRIP_ERROR_STRINGS; measured for cortex-m0plus and cortex-m4)")
+                        "-DTF_LITE_STRIP_ERROR_STRINGS)")
 
 
 def add_footprint_budgets(p: argparse.ArgumentParser) -> None:
