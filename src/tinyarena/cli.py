@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 from tinyarena.cli_common import (
     add_batch_arguments,
     add_executor_argument,
+    add_footprint_arguments,
     add_target_argument,
     announce_default,
     check_esp_nn_usage,
@@ -145,6 +146,7 @@ def _cmd_size(sub: Any) -> None:
     p.add_argument("--arena-size", type=size_argument, default=None, metavar="N",
                    help="check that an arena of N bytes (98304, 0x18000, 96K) is enough "
                         "(fails like TFLM otherwise)")
+    add_footprint_arguments(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--ethos-u-fast-memory", action="store_true",
                    help="Vela models: the Ethos-U driver has its own fast memory; also give the "
@@ -401,9 +403,15 @@ def _cmd_ops(sub: Any) -> None:
     add_ops_parser(sub)
 
 
+def _cmd_fit(sub: Any) -> None:
+    from tinyarena.cli_fit import add_fit_parser
+
+    add_fit_parser(sub)
+
+
 COMMANDS: tuple[Registrar, ...] = (_cmd_plan, _cmd_size, _cmd_run, _cmd_demo, _cmd_optimize,
                                    _cmd_report, _cmd_check, _cmd_export, _cmd_whatif, _cmd_ops,
-                                   _cmd_targets)
+                                   _cmd_targets, _cmd_fit)
 
 
 class _Version(argparse.Action):

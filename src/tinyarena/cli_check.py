@@ -16,6 +16,7 @@ from typing import Any
 
 from tinyarena.cli_common import (
     add_batch_arguments,
+    add_footprint_budgets,
     add_target_argument,
     builds_from_args,
     check_build_arguments,
@@ -45,7 +46,8 @@ CSV_COLUMNS = ("model", "target", "kernel_set", "tflm", "budget", "min_arena", "
 
 def check_record(model: str, *, target: str, budget: int,
                  kernels: str | None = None, esp_nn: str | None = None,
-                 parsed: Any = None) -> dict[str, Any]:
+                 parsed: Any = None, ram_budget: int | None = None,
+                 flash_budget: int | None = None, libc: str = "full") -> dict[str, Any]:
     """Does ``model`` fit ``budget`` bytes of arena on ``target``? As a JSON-ready dict.
 
     The arena a model needs is ``min_arena`` (the smallest arena TFLM's AllocateTensors
@@ -70,9 +72,34 @@ def check_record(model: str, *, target: str, budget: int,
     except TinyArenaError as exc:
         return {**build, "budget": budget, **error_object(exc)}
     need = int(layout.min_arena)
-    return {**build, "budget": budget, "min_arena": need,
-            "fits": need <= budget, "over_by": max(0, need - budget),
-            "headroom": max(0, budget - need)}
+    record = {**build, "budget": budget, "min_arena": need,
+              "fits": need <= budget, "over_by": max(0, need - budget),
+              "headroom": max(0, budget - need)}
+    if ram_budget is None and flash_budget is None:
+        return record
+    return _footprint_gate(record, parsed, layout.min_arena, profile, ram_budget,
+                           flash_budget, libc)
+
+
+def _footprint_gate(record: dict[str, Any], model: Any, min_arena: int, profile: Any,
+                    ram_budget: int | None, flash_budget: int | None,
+                    libc: str) -> dict[str, Any]:
+    """``check``'s record with the whole footprint gated too: ``footprint`` and ``fits`` false
+    when RAM (arena + static) or flash (model + code) is over its budget; an error when the
+    code sizes for the build were not measured (a gate never passes on a guess)."""
+    from tinyarena.footprint import footprint_for
+
+    found = footprint_for(model, len(model.raw), min_arena, profile.name, profile.kernel_set,
+                          libc)
+    if isinstance(found, str):
+        return {**record, "fits": None, "error": {"type": "FootprintUnknown",
+                                                  "message": f"footprint: {found}"}}
+    ram_over = ram_budget is not None and found.ram_total > ram_budget
+    flash_over = flash_budget is not None and found.flash_total > flash_budget
+    return {**record, "fits": bool(record["fits"]) and not ram_over and not flash_over,
+            "footprint": {**found.to_dict(), "ram_budget": ram_budget,
+                          "flash_budget": flash_budget, "ram_over": ram_over,
+                          "flash_over": flash_over}}
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -87,7 +114,10 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     builds = tuple(builds_from_args(args))
     job = functools.partial(check_records, builds=builds, budget=args.budget,
-                            kernels=getattr(args, "kernels", None))
+                            kernels=getattr(args, "kernels", None),
+                            ram_budget=getattr(args, "ram_budget", None),
+                            flash_budget=getattr(args, "flash_budget", None),
+                            libc=getattr(args, "libc", "full"))
     nested = run_batch(job, models, args.jobs, desc="check", executor=args.executor,
                        on_error=lambda model, exc: [failed_record(model, exc)] * len(builds))
     summaries = [_summary(args, build, [per_model[i] for per_model in nested])
@@ -104,7 +134,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def check_records(model: str, *, builds: tuple[tuple[str, str | None], ...], budget: int,
-                  kernels: str | None = None) -> list[dict[str, Any]]:
+                  kernels: str | None = None, ram_budget: int | None = None,
+                  flash_budget: int | None = None, libc: str = "full") -> list[dict[str, Any]]:
     """``check_record`` for every build (target, esp-nn release), the model read once: one
     batch task per model."""
     from tinyarena.model import read_model
@@ -115,7 +146,8 @@ def check_records(model: str, *, builds: tuple[tuple[str, str | None], ...], bud
         return [{"model": model, "target": t, "budget": budget, **error_object(exc)}
                 for t, _ in builds]
     return [check_record(model, target=t, budget=budget, kernels=kernels, esp_nn=v,
-                         parsed=parsed) for t, v in builds]
+                         parsed=parsed, ram_budget=ram_budget, flash_budget=flash_budget,
+                         libc=libc) for t, v in builds]
 
 
 def _summary(args: argparse.Namespace, build: tuple[str, str | None],
@@ -147,10 +179,10 @@ def _print_summaries(args: argparse.Namespace, summaries: list[dict[str, Any]]) 
                 print(f"ERROR  {r['model']}: {r['error']['message']}", file=sys.stderr)
             elif r["fits"]:
                 print(f"ok     {r['model']}: {r['min_arena']:,} bytes, {r['headroom']:,} under "
-                      f"the {args.budget:,}-byte budget", file=out)
+                      f"the {args.budget:,}-byte budget{_footprint_words(r)}", file=out)
             else:
                 print(f"OVER   {r['model']}: {r['min_arena']:,} bytes, {r['over_by']:,} over "
-                      f"the {args.budget:,}-byte budget", file=out)
+                      f"the {args.budget:,}-byte budget{_footprint_words(r)}", file=out)
         print(f"{len(s['models'])} model(s) on {_label(s)} (kernels {s['kernel_set']}, TFLM "
               f"{s['tflm']}): {s['fits']} fit, {s['over_budget']} over budget, {s['errors']} "
               f"could not be sized", file=out)
@@ -168,6 +200,20 @@ def _cell(record: dict[str, Any]) -> str:
     if "error" in record:
         return "error"
     return f"{record['min_arena']:,}" + ("" if record["fits"] else " OVER")
+
+
+def _footprint_words(r: dict[str, Any]) -> str:
+    """The footprint gate's part of a ``check`` line (empty without --ram/--flash-budget)."""
+    fp = r.get("footprint")
+    if fp is None:
+        return ""
+    words = []
+    for memory, budget_key, over_key in (("ram", "ram_budget", "ram_over"),
+                                         ("flash", "flash_budget", "flash_over")):
+        if fp[budget_key] is not None:
+            state = "OVER" if fp[over_key] else "within"
+            words.append(f"{memory} {fp[memory]['total']:,} {state} {fp[budget_key]:,}")
+    return "; footprint " + ", ".join(words)
 
 
 def _profile(target: str, kernels: str | None, esp_nn: str | None) -> Any:
@@ -196,6 +242,7 @@ def add_check_parser(sub: Any) -> None:
     p.add_argument("--budget", type=positive_size_argument, required=True, metavar="BYTES",
                    help="arena bytes available on the device: 98304, 0x18000, 96K or 96KiB")
     add_target_argument(p, several=True, required=True)
+    add_footprint_budgets(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run_check)
 

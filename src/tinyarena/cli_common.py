@@ -180,6 +180,29 @@ def target_line(profile: TargetProfile, allocator: str | None = None,
     return line + note
 
 
+def add_footprint_arguments(p: argparse.ArgumentParser) -> None:
+    """``--libc`` and ``--build``: which measured TFLM firmware build the flash code and static
+    RAM of a device target's footprint are for (``size``, ``fit``)."""
+    p.add_argument("--libc", choices=("full", "nano"), default="full",
+                   help="C library of the footprint's code sizes: full newlib (default) or "
+                        "newlib-nano (--specs=nano.specs)")
+    p.add_argument("--build", choices=("default", "release"), default="default",
+                   help="TFLM build type of the footprint's code sizes: default (keeps "
+                        "DebugLog's printf and assertions) or release (-DNDEBUG "
+                        "-DTF_LITE_STRIP_ERROR_STRINGS)")
+
+
+def add_footprint_budgets(p: argparse.ArgumentParser) -> None:
+    """``check``'s optional whole-footprint gate: the budgets and the C library."""
+    p.add_argument("--ram-budget", type=positive_size_argument, metavar="BYTES",
+                   help="also gate RAM: arena + TFLM's static objects (measured code sizes; "
+                        "device targets only)")
+    p.add_argument("--flash-budget", type=positive_size_argument, metavar="BYTES",
+                   help="also gate flash: the model + TFLM's code (measured code sizes)")
+    p.add_argument("--libc", choices=("full", "nano"), default="full",
+                   help="C library of the footprint's code sizes (default full newlib)")
+
+
 def parse_size(text: str) -> int:
     """A byte count as users write it: ``98304``, ``0x18000``, ``96K``, ``96KB``, ``96KiB``
     (K, M and G are binary multiples, with or without B/iB; case does not matter).
@@ -512,6 +535,8 @@ __all__ = [
     "add_variables_arguments",
     "add_batch_arguments",
     "add_executor_argument",
+    "add_footprint_arguments",
+    "add_footprint_budgets",
     "add_target_argument",
     "builds_from_args",
     "check_build_arguments",

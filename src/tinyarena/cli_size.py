@@ -45,7 +45,8 @@ def size_record(model: str, *, target: str, arena_size: int | None,
                 kernels: str | None = None, esp_nn: str | None = None,
                 parsed: Any = None, separate_variables: bool = False,
                 max_resource_variables: int | None = None,
-                ethos_u_fast_memory: bool = False) -> dict[str, Any]:
+                ethos_u_fast_memory: bool = False, libc: str = "full",
+                build: str = "default") -> dict[str, Any]:
     """``size --json`` of one model (with its path under ``model``), or its error object;
     ``text`` holds the human rendering and is dropped from the JSON. ``warnings``: a plan
     that ``optimize`` proved safe only for other kernels than this target's.
@@ -55,7 +56,8 @@ def size_record(model: str, *, target: str, arena_size: int | None,
     ``alt_decompression_memory``: the alternate decompression memory the model needs (0
     without TFLM_DECODE outputs) and the arena with it; ``ethos_u`` (with
     ``ethos_u_fast_memory``): a driver fast memory for Vela's fast scratch and the arena
-    without it."""
+    without it. Device targets add ``footprint`` (flash and RAM for ``libc`` and ``build``;
+    null with ``footprint_note`` where the code sizes were not measured)."""
     from tinyarena.arena import allocate_model
     from tinyarena.arena.other_memory import alt_decompression, ethos_u_memory
     from tinyarena.arena.targets import get_target
@@ -89,9 +91,20 @@ def size_record(model: str, *, target: str, arena_size: int | None,
         extra["ethos_u"] = None if npu is None else npu.to_dict()
     text = "\n".join([render_size(layout, title=model, explanation=explained),
                       *render_other_memory(alt, npu)])
-    return {"model": model, **size_dict(layout, explained), **extra, "warnings": warnings,
-            "scratch_requests": scratch_requests(explained), "build": _label(profile),
-            "text": text}
+    record = {"model": model, **size_dict(layout, explained), **extra, "warnings": warnings,
+              "scratch_requests": scratch_requests(explained), "build": _label(profile)}
+    if profile.core is not None:  # a device build: the whole footprint
+        from tinyarena.footprint import footprint_for
+
+        found = footprint_for(parsed, len(parsed.raw), layout.min_arena, profile.name,
+                              profile.kernel_set, libc, build)
+        if isinstance(found, str):
+            record.update(footprint=None, footprint_note=found)
+            text += f"\nfootprint unknown: {found}"
+        else:
+            record.update(footprint=found.to_dict(), footprint_note=None)
+            text += "\n" + "\n".join(found.render())
+    return {**record, "text": text}
 
 
 def _label(profile: Any) -> str:
@@ -103,7 +116,8 @@ def size_records(model: str, *, builds: tuple[tuple[str, str | None], ...],
                  arena_size: int | None, kernels: str | None = None,
                  separate_variables: bool = False,
                  max_resource_variables: int | None = None,
-                 ethos_u_fast_memory: bool = False) -> list[dict[str, Any]]:
+                 ethos_u_fast_memory: bool = False, libc: str = "full",
+                 build: str = "default") -> list[dict[str, Any]]:
     """``size_record`` for every build (target, esp-nn release), the model read once: one
     batch task per model."""
     from tinyarena.model import read_model
@@ -115,7 +129,8 @@ def size_records(model: str, *, builds: tuple[tuple[str, str | None], ...],
     return [size_record(model, target=t, arena_size=arena_size, kernels=kernels, esp_nn=v,
                         parsed=parsed, separate_variables=separate_variables,
                         max_resource_variables=max_resource_variables,
-                        ethos_u_fast_memory=ethos_u_fast_memory) for t, v in builds]
+                        ethos_u_fast_memory=ethos_u_fast_memory, libc=libc, build=build)
+            for t, v in builds]
 
 
 def _with_changes(records: list[dict[str, Any]], builds: int) -> None:
@@ -137,13 +152,22 @@ def run_size(args: argparse.Namespace) -> int:
     if not models:
         report_error(args, "ModelError", f"no .tflite files in {', '.join(args.model)}")
         return 1
+    if getattr(args, "build", "default") != "default":
+        from tinyarena.footprint import unmeasured_build
+
+        reason = unmeasured_build(args.build)
+        if reason:
+            report_error(args, "UsageError", reason)
+            return 2
     builds = tuple(builds_from_args(args))
     job = functools.partial(size_records, builds=builds, arena_size=args.arena_size,
                             kernels=getattr(args, "kernels", None),
                             separate_variables=getattr(args, "separate_variables", False),
                             max_resource_variables=getattr(args, "max_resource_variables",
                                                            None),
-                            ethos_u_fast_memory=getattr(args, "ethos_u_fast_memory", False))
+                            ethos_u_fast_memory=getattr(args, "ethos_u_fast_memory", False),
+                            libc=getattr(args, "libc", "full"),
+                            build=getattr(args, "build", "default"))
     nested = run_batch(job, models, args.jobs, desc="size", executor=args.executor,
                        on_error=lambda model, exc: [failed_record(model, exc)] * len(builds))
     # one record per model and build, each model's builds together

@@ -21,11 +21,12 @@ RANKS = {
     "rewrite": 5, "examples": 5,
     "optimize": 6,
     "report": 7, "export": 7,
-    "cli_common": 8,
+    "cli_common": 8, "footprint": 8,
     "cli_run": 9,  # and any other cli_<name>.py subcommand module
     "cli_report": 9, "cli_check": 9, "cli_export": 9, "cli_size": 9,
     "cli_whatif": 9, "cli_layouts": 9, "cli_ops": 9, "cli_buffers": 9, "cli_targets": 9,
     "batch": 9.5,
+    "cli_fit": 9,
     "cli": 10,
     "__init__": 11, "__main__": 11,
 }
