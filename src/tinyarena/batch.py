@@ -160,9 +160,11 @@ def optimize_models(models: Sequence[str], outputs: Sequence[str],
     ``outputs[i]`` with the target's folder before its name: ``OUT/cortex-m4/model.tflite``)
     and returns ``optimize --json``'s record per (model, target).
 
-    The written files are the same whichever executor ran them as long as each search ends
-    before its ``time_budget_s`` (``optimal`` true); a search the budget cuts short depends on
-    the speed of the machine that ran it, and its record says ``optimal: false``."""
+    The written files are the same whichever executor ran them, on any machine and under any
+    load: each search counts ``time_budget_s`` in work, not wall time
+    (``planning.clock.WorkClock``: about the same work a second buys on a 2-core machine), and
+    leaves OR-Tools out (its limit is wall time). A single ``optimize_model`` call keeps wall
+    time, so a search its budget cuts short can end elsewhere there."""
     if len(outputs) != len(models):
         raise TinyArenaError(f"{len(outputs)} outputs for {len(models)} models")
     targets = tuple(targets)
@@ -186,6 +188,7 @@ def _optimize_task(targets: tuple[str | None, ...], kernel_set: str | None,
                    time_budget_s: float, reorder: bool, overlap: str,
                    task: _Task) -> list[Record]:
     from tinyarena.optimize import optimize_model
+    from tinyarena.planning.clock import WorkClock
 
     records = []
     for target in targets:
@@ -194,7 +197,7 @@ def _optimize_task(targets: tuple[str | None, ...], kernel_set: str | None,
         try:
             result = optimize_model(task.name, reorder=reorder, overlap=overlap,
                                     time_budget_s=time_budget_s, target=target,
-                                    kernel_set=kernel_set)
+                                    kernel_set=kernel_set, clock=WorkClock())
             Path(output).parent.mkdir(parents=True, exist_ok=True)
             Path(output).write_bytes(result.model)
             record.update(result.to_dict())

@@ -344,8 +344,10 @@ def _withdrawn(model: Model, graph: Any, key: str, groups: AliasGroups,
 
 def _savings_by_rule(model: Model, layout: ArenaLayout, key: str, groups: AliasGroups,
                      partial: Sequence[PartialOverlap], used: Sequence[PartialOverlap],
-                     head: int, seed: int, budget_s: float) -> tuple[tuple[str, int], ...]:
-    """Marginal head saving of each rule the plan uses (``OptimizeResult.savings_by_rule``)."""
+                     head: int, seed: int, budget_s: float,
+                     clock: Callable[[], float] | None = None) -> tuple[tuple[str, int], ...]:
+    """Marginal head saving of each rule the plan uses (``OptimizeResult.savings_by_rule``);
+    ``clock`` as ``optimize_model``'s."""
     labels = sorted({alias_label(model, op, rule, key) for op, _, rule, _, _ in groups.reasons}
                     | {partial_label(p) for p in used})
     if not labels:
@@ -357,7 +359,8 @@ def _savings_by_rule(model: Model, layout: ArenaLayout, key: str, groups: AliasG
         g, links_without = _withdrawn(model, graph, key, groups, partial, label)
         problem = _problem(layout, g)
         res = search_plan(problem.buffers, seed=seed, links=_links(problem, links_without),
-                          time_budget_s=per)
+                          time_budget_s=per, clock=clock or time.perf_counter,
+                          cp_sat=clock is None)
         out.append((label, max(res.head - head, 0)))
     return tuple(out)
 
@@ -408,7 +411,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
                    reorder: bool = True, overlap: str = DEFAULT_OVERLAP,
                    time_budget_s: float = 1.0, target: str | TargetProfile | None = None,
                    kernel_set: str | None = None, seed: int = 0,
-                   progress: Callable[[str], None] | None = None) -> OptimizeResult:
+                   progress: Callable[[str], None] | None = None,
+                   clock: Callable[[], float] | None = None) -> OptimizeResult:
     """The model with a smaller arena plan for TFLM, and the numbers before and after.
 
     ``overlap``: "none" (lifetimes only), "views" (rule (a) of ``overlap``), "safe" (views plus
@@ -417,8 +421,13 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
     neither, "safe" plans only what every kernel set tolerates (views, lifetimes, reordering).
     The written model records the kernel sets its plan is safe for (``result.safe_for``).
     ``progress`` receives a line each time the placement search improves (for long budgets).
+    ``clock`` measures ``time_budget_s`` (default: wall-clock time); a
+    ``planning.clock.WorkClock`` counts work instead, so the written model is the same on any
+    machine and under any load (OR-Tools, whose limit is wall-clock, is then left out).
     """
     start = time.perf_counter()
+    timer = clock or time.perf_counter
+    budget_start = timer()
     profile, key = resolve_kernel_set(target, kernel_set)
     target_name = None if target is None else profile.name
     check_mode(overlap, key)
@@ -438,10 +447,10 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
     work = without_offline_plan(model)
     if len(work.metadata) != len(model.metadata):
         notes.append("the model's own OfflineMemoryAllocation plan was replaced")
-    emulated = time.perf_counter()
+    emulated = timer()
     layout = allocate_model(work, target=target)
     # What follows the search (two more emulations and the rewrite) must fit in the budget too.
-    reserve = 2.5 * (time.perf_counter() - emulated)
+    reserve = 2.5 * (timer() - emulated)
     editable = supports_graph_edits(work)
     if not editable and (reorder or overlap != "none"):
         notes.append("subgraph 0 runs other subgraphs (IF/WHILE/CALL_ONCE): no reordering and "
@@ -454,7 +463,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
         graph = op_graph(work, layout)
         views = alias_groups(work, graph, "views", kernel_set) if mode != "none" \
             else no_aliases(len(graph.sizes))
-        order_result = best_order(graph, views, time_budget_s=0.4 * time_budget_s)
+        order_result = best_order(graph, views, time_budget_s=0.4 * time_budget_s,
+                                  clock=timer)
         if order_result.changed:
             order = order_result.order
             work = reordered_model(work, order)
@@ -468,8 +478,8 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
     problem = _problem(layout, groups)
     links = _links(problem, partial)
     search: SearchResult = search_plan(problem.buffers, seed=seed, links=links,
-                                       deadline=start + max(time_budget_s - reserve, 0.0),
-                                       progress=progress)
+                                       deadline=budget_start + max(time_budget_s - reserve, 0.0),
+                                       progress=progress, clock=timer, cp_sat=clock is None)
     notes.extend(search.notes)
     bound = linked_lower_bound(problem.buffers, links)
     if search.optimal and search.head > bound:
@@ -520,7 +530,7 @@ def optimize_model(source: bytes | bytearray | memoryview | str | Path | Model, 
                          f"was not proven for {kernel_set}")
     confirm = allocate_model(read_model(out), target=target)
     savings = _savings_by_rule(work, layout, kernel_set, groups, partial, used_partial,
-                               search.head, seed, 0.3 * time_budget_s)
+                               search.head, seed, 0.3 * time_budget_s, clock)
     if (confirm.head, confirm.tail) != (after_layout.head, after_layout.tail):
         raise PlanError(f"internal error: the rewritten model predicts head {confirm.head}, "
                         f"tail {confirm.tail}, the plan had {after_layout.head}, "

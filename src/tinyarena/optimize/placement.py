@@ -348,6 +348,7 @@ def _exact(arrays: BufferArrays, hint: np.ndarray, upper: int, bound: int,
 def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: int = 0,
                 exact: bool = True, clock: Callable[[], float] = time.perf_counter,
                 links: Sequence[Link] = (), deadline: float | None = None,
+                cp_sat: bool = True,
                 progress: Callable[[str], None] | None = None) -> SearchResult:
     """The smallest plan found within ``time_budget_s`` (or by ``deadline``, a ``clock``
     value, when given: callers pass the deadline of their whole call); never larger than
@@ -357,6 +358,7 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
     only at a permitted displacement) before it is returned. ``optimal`` is True only when
     proven: the head equals the lower bound, or an exact search proved it. ``progress``, when
     given, receives a line whenever the exact search lowers the plan or raises what is proven.
+    ``cp_sat`` False leaves OR-Tools out (callers whose ``clock`` counts work, not time).
     """
     start = clock()
     if deadline is None:
@@ -392,7 +394,10 @@ def search_plan(buffers: Sequence[Buffer], *, time_budget_s: float = 1.0, seed: 
                 break
     if not optimal and clock() < deadline:
         consider(_two_sided(arrays, bound, stop), "ping-pong")
-    cp_sat = exact and links and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS and _has_ortools()
+    # CP-SAT's own time limit is wall-clock: a caller counting its budget in work (cp_sat
+    # False) keeps the in-house exact search only, so its result cannot depend on the machine.
+    cp_sat = cp_sat and exact and bool(links) and (~arrays.fixed).sum() <= EXACT_MAX_BUFFERS \
+        and _has_ortools()
     small_linked = bool(links) and len(arrays) <= EXACT_MAX_BUFFERS
     if not optimal and exact and not arrays.fixed.any() \
             and len(arrays) <= CANONICAL_MAX_BUFFERS and (clock() < deadline or small_linked):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from tinyarena.optimize.graph import OpGraph
 from tinyarena.optimize.overlap import AliasGroups, no_aliases
@@ -121,20 +121,22 @@ def order_peak(graph: OpGraph, order: Sequence[int], groups: AliasGroups | None 
 
 
 def best_order(graph: OpGraph, groups: AliasGroups | None = None, *,
-               beam: int | None = None, time_budget_s: float = 1.0) -> OrderResult:
+               beam: int | None = None, time_budget_s: float = 1.0,
+               clock: Callable[[], float] = time.perf_counter) -> OrderResult:
     """The topological order with the smallest peak found (see the module docstring).
 
     ``beam`` defaults to ``DEFAULT_BEAM``, narrowed for large graphs so that the work stays
     near ``BEAM_WORK``; once ``time_budget_s`` is spent the remaining steps keep one set each
     (a greedy completion). The original order is kept unless another one is strictly better,
-    so a model whose order is already optimal is left untouched.
+    so a model whose order is already optimal is left untouched. ``clock`` measures the budget
+    (a ``planning.clock.WorkClock`` makes the result independent of the machine).
     """
     groups = groups or no_aliases(len(graph.sizes))
     tab = _tables(graph, groups)
     n = graph.n_ops
     if beam is None:
         beam = max(8, min(DEFAULT_BEAM, BEAM_WORK // max(n * n, 1)))
-    deadline = time.perf_counter() + max(time_budget_s, 0.0)
+    deadline = clock() + max(time_budget_s, 0.0)
     identity = tuple(range(n))
     original = order_peak(graph, identity, groups)
     # layer: done-mask -> (peak, live, order so far)
@@ -153,7 +155,7 @@ def best_order(graph: OpGraph, groups: AliasGroups | None = None, *,
                 old = nxt.get(key)
                 if old is None or cand[:2] < old[:2]:
                     nxt[key] = cand
-        width = beam if time.perf_counter() < deadline else 1
+        width = beam if clock() < deadline else 1
         if len(nxt) > width:
             exact = False
             kept = sorted(nxt.items(), key=lambda kv: kv[1][:2])[:width]
