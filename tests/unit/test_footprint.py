@@ -23,6 +23,10 @@ from tinyarena.footprint.boards import BOARDS, get_board
 
 MEASURED = [("cortex-m0plus", "reference"), ("cortex-m0plus", "cmsis-nn"),
             ("cortex-m4", "reference"), ("cortex-m4", "cmsis-nn")]
+# measured in TFLM's default build only (full newlib and nano)
+MEASURED_DEFAULT = [("cortex-m55", "reference"), ("cortex-m55", "cmsis-nn")]
+# boards whose build those measurements cover
+MEASURED_BOARDS = ["corstone-300"]
 REQUIRED_BOARDS = {"arduino-nano-33-ble", "pico", "stm32f746g-disco", "nucleo-l4r5zi",
                    "nrf5340dk", "esp32-s3-devkitc", "esp32-s3-devkitc-psram", "corstone-300",
                    "sparkfun-edge"}
@@ -45,7 +49,7 @@ def test_every_build_says_what_it_was_measured_with() -> None:
     assert "12.2" in prov["toolchain"] and prov["tflm_commit"] == "90b983c2"
     assert prov["cmsis_nn_commit"] == "4ab83cc3"
     keys = {(b["target_arch"][0], b["kernels"], b["libc"]) for b in data["builds"]}
-    for target, kernels in MEASURED:
+    for target, kernels in MEASURED + MEASURED_DEFAULT:
         for libc in ("full", "nano"):
             assert (target, kernels, libc) in keys
     for b in data["builds"]:
@@ -107,14 +111,14 @@ def test_model_predicts_exported_firmwares_within_5_percent() -> None:
 
 
 def test_nano_is_smaller_than_full_newlib() -> None:
-    for target, kernels in MEASURED:
+    for target, kernels in MEASURED + MEASURED_DEFAULT:
         full = find_code_sizes(target, kernels, "full", "default")
         nano = find_code_sizes(target, kernels, "nano", "default")
         assert not isinstance(full, str) and not isinstance(nano, str)
         assert nano.framework_flash < full.framework_flash
 
 
-@pytest.mark.parametrize("target,kernels", MEASURED)
+@pytest.mark.parametrize("target,kernels", MEASURED + MEASURED_DEFAULT)
 @pytest.mark.parametrize("name", ["person_detect.tflite", "micro_speech_quantized.tflite",
                                   "keyword_scrambled.tflite", "trained_lstm_int8.tflite"])
 def test_size_json_footprint_adds_up(capsys: pytest.CaptureFixture[str], shared_models: Path,
@@ -215,10 +219,11 @@ def test_mobilenet_does_not_fit_the_nano(capsys: pytest.CaptureFixture[str],
 
 def test_fit_never_guesses_unmeasured_code(capsys: pytest.CaptureFixture[str],
                                            shared_models: Path) -> None:
-    """stm32f746g-disco is a Cortex-M7: no code sizes measured, so the flash verdict on a
+    """TARGET_ARCH=cortex-m7 (soft-float) has no code sizes measured, so the flash verdict on a
     small model is unknown (exit 4), not a guess."""
     code, out = _run(capsys, ["fit", str(shared_models / "micro_speech_quantized.tflite"),
-                              "--board", "stm32f746g-disco", "--json"])
+                              "--target", "cortex-m7", "--ram-budget", "320K",
+                              "--flash-budget", "1M", "--json"])
     r = json.loads(out)
     assert code == 4 and r["verdict"] == "unknown" and r["footprint"] is None
     assert r["flash"]["need"] is None and r["flash"]["known"] == (
@@ -259,13 +264,32 @@ def test_check_gates_on_the_footprint(capsys: pytest.CaptureFixture[str],
     assert code == 1 and "not measured" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("board", ["esp32-s3-devkitc", "corstone-300"])
+@pytest.mark.parametrize("board", ["esp32-s3-devkitc"])
 def test_boards_without_code_sizes_never_fit_by_guess(capsys: pytest.CaptureFixture[str],
                                                       shared_models: Path, board: str) -> None:
-    """ESP32-S3 (esp-nn) and Corstone-300 (Ethos-U55) code sizes are not measured: the flash
-    verdict is unknown, whatever this tinyarena knows of their arenas."""
+    """ESP32-S3 (esp-nn) code sizes are not measured: the flash verdict is unknown, whatever
+    this tinyarena knows of its arena."""
     code, out = _run(capsys, ["fit", str(shared_models / "micro_speech_quantized.tflite"),
                               "--board", board, "--json"])
     r = json.loads(out)
     assert code == 4 and r["verdict"] == "unknown" and r["footprint"] is None
     assert r["flash"]["need"] is None and r["notes"]
+
+
+@pytest.mark.parametrize("board", MEASURED_BOARDS)
+def test_boards_with_measured_code_get_a_verdict(capsys: pytest.CaptureFixture[str],
+                                                 shared_models: Path, board: str) -> None:
+    """person_detect (300,568 bytes, an 82 KB arena) fits each of these boards with room to
+    spare; the code is the measured build of the board's TARGET_ARCH and core."""
+    b = get_board(board)
+    assert b is not None
+    path = shared_models / "person_detect.tflite"
+    code, out = _run(capsys, ["fit", str(path), "--board", board, "--json"])
+    r = json.loads(out)
+    assert code == 0 and r["verdict"] == "fits"
+    fp = r["footprint"]
+    assert fp["assumes"]["core"] == b.target.split("+")[0]
+    assert fp["assumes"]["kernels"] == b.kernels
+    assert r["flash"]["need"] == path.stat().st_size + fp["flash"]["code"]
+    assert r["ram"]["need"] == fp["ram"]["arena"] + fp["ram"]["static"]
+    assert r["flash"]["need"] < b.flash and r["ram"]["need"] < b.ram

@@ -40,7 +40,7 @@ BOARDS: tuple[Board, ...] = (
           "reference", 264 * KIB, 2 * MIB,
           "Raspberry Pi Pico datasheet (264 KB on-chip SRAM, 2 MB QSPI flash W25Q16JV), "
           "https://datasheets.raspberrypi.com/pico/pico-datasheet.pdf"),
-    Board("stm32f746g-disco", "ST STM32F746NG", "Cortex-M7F, 216 MHz", "cortex-m7",
+    Board("stm32f746g-disco", "ST STM32F746NG", "Cortex-M7F, 216 MHz", "cortex-m7+fp",
           "cmsis-nn", 320 * KIB, 1 * MIB,
           "ST DS10916 STM32F745xx/STM32F746xx datasheet (1 MB flash, 320 KB SRAM incl. 64 KB "
           "DTCM); the board's 8 MB SDRAM and 16 MB QSPI flash not counted"),
@@ -63,11 +63,12 @@ BOARDS: tuple[Board, ...] = (
           "guide (module N8R8: 8 MB flash, 8 MB octal PSRAM)",
           "RAM is 512 KB SRAM + 8 MB PSRAM; an arena in PSRAM runs slower"),
     Board("corstone-300", "Arm Corstone-300 (FVP / MPS3 AN547) with Ethos-U55",
-          "Cortex-M55 + Ethos-U55", "cortex-m55", "ethos-u", 2 * MIB, 32 * MIB,
+          "Cortex-M55 + Ethos-U55", "cortex-m55", "cmsis-nn", 2 * MIB, 32 * MIB,
           "Arm Corstone-300 memory map as CMSIS-NN's Tests/UnitTest/Corstone-300/linker.ld "
           "(4ab83cc3) declares it: ITCM 512 KB, DTCM 512 KB, SRAM 2 MB, DDR 32 MB",
           "RAM is the 2 MB SRAM, flash the 32 MB DDR the model and code load into (the FVP "
-          "has no flash)"),
+          "has no flash); sized for the Cortex-M55's CMSIS-NN (MVE) kernels, as a model Vela "
+          "did not compile runs: the Ethos-U driver and its ethos-u operator not counted"),
     Board("sparkfun-edge", "Ambiq Apollo3 Blue", "Cortex-M4F, 48/96 MHz", "cortex-m4",
           "cmsis-nn", 384 * KIB, 1 * MIB,
           "Ambiq Apollo3 Blue SoC datasheet DS-A3-0p9p1 (1 MB flash, 384 KB SRAM); SparkFun "
