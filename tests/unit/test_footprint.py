@@ -22,11 +22,11 @@ from tinyarena.footprint import (
 from tinyarena.footprint.boards import BOARDS, get_board
 
 MEASURED = [("cortex-m0plus", "reference"), ("cortex-m0plus", "cmsis-nn"),
-            ("cortex-m4", "reference"), ("cortex-m4", "cmsis-nn")]
+            ("cortex-m4", "reference"), ("cortex-m4", "cmsis-nn"),
+            ("cortex-m55", "reference"), ("cortex-m55", "cmsis-nn"),
+            ("cortex-m33", "reference"), ("cortex-m33", "cmsis-nn")]
 # measured in TFLM's default build only (full newlib and nano)
-MEASURED_DEFAULT = [("cortex-m55", "reference"), ("cortex-m55", "cmsis-nn"),
-                    ("cortex-m33", "reference"), ("cortex-m33", "cmsis-nn"),
-                    ("cortex-m7+fp", "reference"), ("cortex-m7+fp", "cmsis-nn")]
+MEASURED_DEFAULT = [("cortex-m7+fp", "reference"), ("cortex-m7+fp", "cmsis-nn")]
 # boards whose build those measurements cover
 MEASURED_BOARDS = ["corstone-300", "nrf5340dk", "stm32f746g-disco"]
 REQUIRED_BOARDS = {"arduino-nano-33-ble", "pico", "stm32f746g-disco", "nucleo-l4r5zi",
