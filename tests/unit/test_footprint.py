@@ -24,10 +24,9 @@ from tinyarena.footprint.boards import BOARDS, get_board
 MEASURED = [("cortex-m0plus", "reference"), ("cortex-m0plus", "cmsis-nn"),
             ("cortex-m4", "reference"), ("cortex-m4", "cmsis-nn"),
             ("cortex-m55", "reference"), ("cortex-m55", "cmsis-nn"),
-            ("cortex-m33", "reference"), ("cortex-m33", "cmsis-nn")]
-# measured in TFLM's default build only (full newlib and nano)
-MEASURED_DEFAULT = [("cortex-m7+fp", "reference"), ("cortex-m7+fp", "cmsis-nn")]
-# boards whose build those measurements cover
+            ("cortex-m33", "reference"), ("cortex-m33", "cmsis-nn"),
+            ("cortex-m7+fp", "reference"), ("cortex-m7+fp", "cmsis-nn")]
+# boards whose build is one of those
 MEASURED_BOARDS = ["corstone-300", "nrf5340dk", "stm32f746g-disco"]
 REQUIRED_BOARDS = {"arduino-nano-33-ble", "pico", "stm32f746g-disco", "nucleo-l4r5zi",
                    "nrf5340dk", "esp32-s3-devkitc", "esp32-s3-devkitc-psram", "corstone-300",
@@ -51,7 +50,7 @@ def test_every_build_says_what_it_was_measured_with() -> None:
     assert "12.2" in prov["toolchain"] and prov["tflm_commit"] == "90b983c2"
     assert prov["cmsis_nn_commit"] == "4ab83cc3"
     keys = {(b["target_arch"][0], b["kernels"], b["libc"]) for b in data["builds"]}
-    for target, kernels in MEASURED + MEASURED_DEFAULT:
+    for target, kernels in MEASURED:
         for libc in ("full", "nano"):
             assert (target, kernels, libc) in keys
     for b in data["builds"]:
@@ -113,14 +112,14 @@ def test_model_predicts_exported_firmwares_within_5_percent() -> None:
 
 
 def test_nano_is_smaller_than_full_newlib() -> None:
-    for target, kernels in MEASURED + MEASURED_DEFAULT:
+    for target, kernels in MEASURED:
         full = find_code_sizes(target, kernels, "full", "default")
         nano = find_code_sizes(target, kernels, "nano", "default")
         assert not isinstance(full, str) and not isinstance(nano, str)
         assert nano.framework_flash < full.framework_flash
 
 
-@pytest.mark.parametrize("target,kernels", MEASURED + MEASURED_DEFAULT)
+@pytest.mark.parametrize("target,kernels", MEASURED)
 @pytest.mark.parametrize("name", ["person_detect.tflite", "micro_speech_quantized.tflite",
                                   "keyword_scrambled.tflite", "trained_lstm_int8.tflite"])
 def test_size_json_footprint_adds_up(capsys: pytest.CaptureFixture[str], shared_models: Path,
