@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 from tinyarena.errors import UnsupportedOpError
-from tinyarena.kernels.base import Registration
+from tinyarena.kernels.base import Registration, module_registration
 
 # op name -> module name under tinyarena.kernels
 MODULES: dict[str, str] = {
@@ -171,11 +171,7 @@ def registration(op_name: str, kernel_set: str = "reference") -> Registration:
         if exc.name != f"tinyarena.kernels.{module_name}":
             raise
         raise UnsupportedOpError(_unsupported(op_name), op_name=op_name) from None
-    registrations = getattr(module, "REGISTRATIONS", None)
-    if registrations is not None:  # one module serving several ops (pooling, activations)
-        return registrations[op_name]
-    reg: Registration = module.REGISTRATION
-    return reg
+    return module_registration(module, op_name)
 
 
 def _unsupported(op_name: str) -> str:

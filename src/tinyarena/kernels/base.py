@@ -245,3 +245,15 @@ class Registration:
     bind: BindFn | None = None  # optional: eval pre-bound to its views (see the module doc)
     # why no host eval can exist (an NPU op), said by `run` instead of "not ported yet"
     eval_refusal: str = ""
+
+
+def module_registration(module: Any, op_name: str) -> Registration:
+    """A kernel module's Registration for ``op_name``: its ``REGISTRATIONS`` entry (a module
+    serving several ops, e.g. pooling) or its single ``REGISTRATION``; the same lookup for the
+    reference modules and every kernel set's folder."""
+    registrations = getattr(module, "REGISTRATIONS", None)
+    if registrations is not None:
+        found: Registration = registrations[op_name]
+        return found
+    single: Registration = module.REGISTRATION
+    return single

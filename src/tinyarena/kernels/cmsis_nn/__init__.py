@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 
-from tinyarena.kernels.base import Registration
+from tinyarena.kernels.base import Registration, module_registration
 
 # op name -> module name under tinyarena.kernels.cmsis_nn
 MODULES: dict[str, str] = {
@@ -38,13 +38,8 @@ def cmsis_nn_registration(op_name: str) -> Registration | None:
     module_name = MODULES.get(op_name)
     if module_name is None:
         return None
-    module = importlib.import_module(f"tinyarena.kernels.cmsis_nn.{module_name}")
-    registrations = getattr(module, "REGISTRATIONS", None)
-    if registrations is not None:
-        reg: Registration = registrations[op_name]
-        return reg
-    single: Registration = module.REGISTRATION
-    return single
+    return module_registration(
+        importlib.import_module(f"tinyarena.kernels.cmsis_nn.{module_name}"), op_name)
 
 
 __all__ = ["MODULES", "cmsis_nn_registration"]

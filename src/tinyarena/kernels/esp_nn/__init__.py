@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 
-from tinyarena.kernels.base import Registration
+from tinyarena.kernels.base import Registration, module_registration
 
 # op name -> module name under tinyarena.kernels.esp_nn
 MODULES: dict[str, str] = {
@@ -33,9 +33,8 @@ def esp_nn_registration(op_name: str) -> Registration | None:
     module_name = MODULES.get(op_name)
     if module_name is None:
         return None
-    module = importlib.import_module(f"tinyarena.kernels.esp_nn.{module_name}")
-    reg: Registration = module.REGISTRATION
-    return reg
+    return module_registration(
+        importlib.import_module(f"tinyarena.kernels.esp_nn.{module_name}"), op_name)
 
 
 __all__ = ["MODULES", "esp_nn_registration"]
