@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, Union
 
-from tinyarena.cli_check import check_record
+from tinyarena.cli_check import check_records
 from tinyarena.cli_common import error_object
 from tinyarena.cli_export import export_record
-from tinyarena.cli_size import size_record
+from tinyarena.cli_size import size_records
 from tinyarena.errors import TinyArenaError
 from tinyarena.executors import map_ordered
 
@@ -60,24 +60,6 @@ def _tasks(models: Sequence[ModelSource], names: Sequence[str] | None) -> list[_
     return tasks
 
 
-def _parsed(task: _Task) -> Any:
-    """The task's model, read once for all its targets (raises TinyArenaError)."""
-    from tinyarena.model import read_model
-
-    return read_model(task.source)
-
-
-def _per_target(record: Callable[..., Record], targets: Sequence[str], task: _Task,
-                **kwargs: Any) -> list[Record]:
-    """``record(name, target=t, parsed=model, ...)`` for every target, parsing once; a model
-    that cannot be read gives one error record per target (same shape as a sizing error)."""
-    try:
-        model = _parsed(task)
-    except TinyArenaError as exc:
-        return [{"model": task.name, "target": t, **error_object(exc)} for t in targets]
-    return [record(task.name, target=t, parsed=model, **kwargs) for t in targets]
-
-
 def _run(job: Callable[[_Task], list[Record]], tasks: list[_Task], *, jobs: int,
          executor: str | Executor | None,
          progress: Callable[[int], None] | None) -> list[Record]:
@@ -101,9 +83,15 @@ def size_models(models: Sequence[ModelSource], targets: Sequence[str] = DEFAULT_
     return _run(job, _tasks(models, names), jobs=jobs, executor=executor, progress=progress)
 
 
+def _builds(targets: Sequence[str]) -> tuple[tuple[str, None], ...]:
+    """The CLI's builds for plain target names (each target's default esp-nn release)."""
+    return tuple((t, None) for t in targets)
+
+
 def _size_task(targets: tuple[str, ...], kernels: str | None, arena_size: int | None,
                task: _Task) -> list[Record]:
-    records = _per_target(size_record, targets, task, arena_size=arena_size, kernels=kernels)
+    records = size_records(task.name, builds=_builds(targets), arena_size=arena_size,
+                           kernels=kernels, source=task.source)
     for r in records:
         r.pop("text", None)
     return records
@@ -122,7 +110,8 @@ def check_models(models: Sequence[ModelSource], budget: int,
 
 def _check_task(targets: tuple[str, ...], kernels: str | None, budget: int,
                 task: _Task) -> list[Record]:
-    return _per_target(check_record, targets, task, budget=budget, kernels=kernels)
+    return check_records(task.name, builds=_builds(targets), budget=budget, kernels=kernels,
+                         source=task.source)
 
 
 def export_models(models: Sequence[str], output: str, targets: Sequence[str], *,

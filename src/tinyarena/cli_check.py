@@ -25,6 +25,7 @@ from tinyarena.cli_common import (
     expand_models,
     failed_record,
     positive_size_argument,
+    records_per_build,
     report_error,
     require_target,
     run_batch,
@@ -135,19 +136,13 @@ def run_check(args: argparse.Namespace) -> int:
 
 def check_records(model: str, *, builds: tuple[tuple[str, str | None], ...], budget: int,
                   kernels: str | None = None, ram_budget: int | None = None,
-                  flash_budget: int | None = None, libc: str = "full") -> list[dict[str, Any]]:
+                  flash_budget: int | None = None, libc: str = "full",
+                  source: Any = None) -> list[dict[str, Any]]:
     """``check_record`` for every build (target, esp-nn release), the model read once: one
-    batch task per model."""
-    from tinyarena.model import read_model
-
-    try:
-        parsed = read_model(model)
-    except TinyArenaError as exc:
-        return [{"model": model, "target": t, "budget": budget, **error_object(exc)}
-                for t, _ in builds]
-    return [check_record(model, target=t, budget=budget, kernels=kernels, esp_nn=v,
-                         parsed=parsed, ram_budget=ram_budget, flash_budget=flash_budget,
-                         libc=libc) for t, v in builds]
+    batch task per model (``source``: the model's bytes when ``model`` only names it)."""
+    return records_per_build(check_record, model, builds, source=source,
+                             unreadable={"budget": budget}, budget=budget, kernels=kernels,
+                             ram_budget=ram_budget, flash_budget=flash_budget, libc=libc)
 
 
 def _summary(args: argparse.Namespace, build: tuple[str, str | None],

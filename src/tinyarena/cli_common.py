@@ -260,6 +260,25 @@ def failed_record(model: str, exc: BaseException) -> dict[str, Any]:
     return {"model": model, **error_object(exc)}
 
 
+def records_per_build(record: Callable[..., dict[str, Any]], model: str,
+                      builds: Sequence[tuple[str, str | None]], *, source: Any = None,
+                      unreadable: Mapping[str, Any] | None = None,
+                      **kwargs: Any) -> list[dict[str, Any]]:
+    """``record(model, target=t, esp_nn=v, parsed=..., **kwargs)`` for every build (target,
+    esp-nn release), the model read once (from ``source`` when given, e.g. a search
+    candidate's bytes; else from the path ``model``): one batch task per model. A model that
+    cannot be read is one error record per build, carrying ``unreadable``'s fields too."""
+    from tinyarena.errors import TinyArenaError
+    from tinyarena.model import read_model
+
+    try:
+        parsed = read_model(model if source is None else source)
+    except TinyArenaError as exc:
+        return [{"model": model, "target": t, **(unreadable or {}), **error_object(exc)}
+                for t, _ in builds]
+    return [record(model, target=t, esp_nn=v, parsed=parsed, **kwargs) for t, v in builds]
+
+
 def report_error(args: argparse.Namespace, kind: str, message: str) -> None:
     """A command's own failure (not a model's): the JSON error object with --json, else
     ``error: ...`` on stderr."""
@@ -552,6 +571,7 @@ __all__ = [
     "oserror_message",
     "parse_size",
     "plan_warnings",
+    "records_per_build",
     "positive_int_argument",
     "positive_size_argument",
     "report_error",

@@ -23,6 +23,7 @@ from tinyarena.cli_common import (
     expand_models,
     failed_record,
     is_single,
+    records_per_build,
     announce_default,
     report_error,
     run_batch,
@@ -117,20 +118,13 @@ def size_records(model: str, *, builds: tuple[tuple[str, str | None], ...],
                  separate_variables: bool = False,
                  max_resource_variables: int | None = None,
                  ethos_u_fast_memory: bool = False, libc: str = "full",
-                 build: str = "default") -> list[dict[str, Any]]:
+                 build: str = "default", source: Any = None) -> list[dict[str, Any]]:
     """``size_record`` for every build (target, esp-nn release), the model read once: one
-    batch task per model."""
-    from tinyarena.model import read_model
-
-    try:
-        parsed = read_model(model)
-    except TinyArenaError as exc:
-        return [{"model": model, "target": t, **error_object(exc)} for t, _ in builds]
-    return [size_record(model, target=t, arena_size=arena_size, kernels=kernels, esp_nn=v,
-                        parsed=parsed, separate_variables=separate_variables,
-                        max_resource_variables=max_resource_variables,
-                        ethos_u_fast_memory=ethos_u_fast_memory, libc=libc, build=build)
-            for t, v in builds]
+    batch task per model (``source``: the model's bytes when ``model`` only names it)."""
+    return records_per_build(size_record, model, builds, source=source, arena_size=arena_size,
+                             kernels=kernels, separate_variables=separate_variables,
+                             max_resource_variables=max_resource_variables,
+                             ethos_u_fast_memory=ethos_u_fast_memory, libc=libc, build=build)
 
 
 def _with_changes(records: list[dict[str, Any]], builds: int) -> None:
