@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from tinyarena.arena.layout import ArenaLayout
-from tinyarena.arena.other_memory import AltDecompression, EthosUMemory
+from tinyarena.arena.other_memory import AltDecompression, ArenaSizes, EthosUMemory
 from tinyarena.arena.targets import get_target
 from tinyarena.planning import Buffer, Plan, render_memory_plan
 from tinyarena.planning.ascii import SHARED_MARK
@@ -69,6 +69,12 @@ def render_size(layout: ArenaLayout, title: str = "",
     return "\n".join(lines)
 
 
+def _arena_words(w: ArenaSizes) -> str:
+    """One alternative arena in words: used (head + tail) and the minimum to declare."""
+    return (f"arena used {_n(w.total)} bytes (head {_n(w.head)} + tail {_n(w.tail)}), "
+            f"minimum arena {_n(w.min_arena)} bytes")
+
+
 def render_other_memory(alt: AltDecompression | None, npu: EthosUMemory | None) -> list[str]:
     """The memory beside the arena: a compressed model's alternate decompression memory
     (with the arena it leaves), an Ethos-U driver's fast memory (with the arena without
@@ -80,9 +86,7 @@ def render_other_memory(alt: AltDecompression | None, npu: EthosUMemory | None) 
                      f"alt_decompression_memory_size)")
         if alt.with_memory is not None:
             w = alt.with_memory
-            lines.append(f"  with it: arena used {_n(w.total)} bytes (head {_n(w.head)} + tail "
-                         f"{_n(w.tail)}), minimum arena {_n(w.min_arena)} bytes; without it: "
-                         f"the figures above")
+            lines.append(f"  with it: {_arena_words(w)}; without it: the figures above")
         else:
             lines.append("  no DECODE output of this model is placed there")
     if npu is not None:
@@ -90,9 +94,7 @@ def render_other_memory(alt: AltDecompression | None, npu: EthosUMemory | None) 
                      f"fast scratch, ETHOSU_FAST_MEMORY_SIZE; scratch {_n(npu.scratch)} bytes)")
         if npu.without_fast_scratch is not None:
             w = npu.without_fast_scratch
-            lines.append(f"  arena without the fast scratch: arena used {_n(w.total)} bytes "
-                         f"(head {_n(w.head)} + tail {_n(w.tail)}), minimum arena "
-                         f"{_n(w.min_arena)} bytes")
+            lines.append(f"  arena without the fast scratch: {_arena_words(w)}")
         lines.extend(textwrap.wrap(f"({npu.note})", width=96, initial_indent="  ",
                                    subsequent_indent="   "))
     return lines
