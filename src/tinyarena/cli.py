@@ -24,6 +24,7 @@ from tinyarena.cli_common import (
     announce_default,
     check_esp_nn_usage,
     error_object,
+    expand_models,
     is_single,
     oserror_message,
     plan_warnings,
@@ -282,13 +283,11 @@ def batch_outputs(inputs: Sequence[str], outdir: str) -> list[tuple[str, str]]:
     from pathlib import Path
 
     pairs: list[tuple[str, str]] = []
-    for text in inputs:
+    for text in inputs:  # a folder's models as every batch command finds them
         root = Path(text)
-        if root.is_dir():
-            pairs.extend((str(p), str(Path(outdir) / p.relative_to(root)))
-                         for p in sorted(root.rglob("*.tflite")) if p.is_file())
-        else:
-            pairs.append((text, str(Path(outdir) / root.name)))
+        pairs.extend((model, str(Path(outdir) / (Path(model).relative_to(root) if root.is_dir()
+                                                 else root.name)))
+                     for model in expand_models([text]))
     seen: dict[str, str] = {}
     for model, output in pairs:
         if output in seen:
